@@ -1,0 +1,80 @@
+"""Layer 1 types: Pi's JSON in, Pi's JSON out, documented fields."""
+
+import inspect
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+import pi_notebook.agent as agent_layer
+import pi_notebook.ai as ai_layer
+from pi_notebook.ai import AssistantMessage, Context, Message, Model, PiModel, UserMessage
+from tests.pi_fixtures import load_cases
+
+PAYLOAD_FILES = ("anthropic_payload.json", "openai_completions_payload.json")
+MESSAGE = TypeAdapter(Message)
+
+
+def all_pi_models():
+    for module in (ai_layer, agent_layer):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, PiModel) and obj is not PiModel:
+                yield obj
+
+
+@pytest.mark.parametrize("cls", list(all_pi_models()), ids=lambda c: c.__name__)
+def test_every_field_has_a_docstring(cls):
+    undocumented = [name for name, field in cls.model_fields.items() if not field.description]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("name", PAYLOAD_FILES)
+def test_pi_models_and_contexts_round_trip(name):
+    for case in load_cases(name):
+        raw_model = case["input"]["model"]
+        assert Model.model_validate(raw_model).to_pi_json() == raw_model
+        context = {"messages": case["input"]["messages"]}
+        for key in ("systemPrompt", "tools"):
+            if key in case["input"]:
+                context[key] = case["input"][key]
+        assert Context.model_validate(context).to_pi_json() == context, case["name"]
+
+
+def test_messages_are_discriminated_by_role():
+    assert isinstance(MESSAGE.validate_python({"role": "user", "content": "hi", "timestamp": 1}), UserMessage)
+    with pytest.raises(ValidationError):
+        MESSAGE.validate_python({"role": "bashExecution", "command": "ls"})
+
+
+def test_numbers_keep_their_json_type():
+    m = AssistantMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": [],
+            "api": "a",
+            "provider": "p",
+            "model": "m",
+            "usage": {
+                "input": 3,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 3,
+                "cost": {"input": 0.5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.5},
+            },
+            "stopReason": "stop",
+            "timestamp": 1735689600000,
+        }
+    )
+    dumped = m.to_pi_json()
+    assert type(dumped["usage"]["input"]) is int and type(dumped["usage"]["cost"]["input"]) is float
+    assert '"output":0,' in m.model_dump_json()
+
+
+def test_a_new_message_gets_a_millisecond_timestamp():
+    import time
+
+    before = time.time() * 1000
+    m = UserMessage(content="hi")
+    assert before - 1 <= m.timestamp <= time.time() * 1000 + 1
+    assert isinstance(m.timestamp, int)
