@@ -1,0 +1,62 @@
+"""Options of one LLM call (Pi's ``SimpleStreamOptions``), in snake_case.
+
+The API key is held in a :class:`pydantic.SecretStr`: it never shows in a repr, a log line or a dump.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from .types import CacheRetention, ThinkingLevel
+
+
+class StreamOptions(BaseModel):
+    """What a caller may set for one LLM call. Unknown options are kept (``extra="allow"``)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, arbitrary_types_allowed=True)
+
+    reasoning: ThinkingLevel | None = None
+    """Thinking effort; ``None`` turns thinking off."""
+    thinking_budgets: dict[str, int] | None = None
+    """Token budgets per thinking level (``minimal``, ``low``, ``medium``, ``high``)."""
+    api_key: SecretStr | None = None
+    """The provider key; when absent the provider reads its environment variable."""
+    temperature: float | None = None
+    """Sampling temperature."""
+    max_tokens: int | None = None
+    """Output token limit; each provider has its own default."""
+    cache_retention: CacheRetention | None = None
+    """Prompt-cache retention (default ``short``)."""
+    session_id: str | None = None
+    """Session id, for providers that cache per session."""
+    headers: dict[str, str] | None = None
+    """Extra HTTP headers."""
+    metadata: dict[str, Any] | None = None
+    """Provider metadata (e.g. Anthropic ``user_id``)."""
+    tool_choice: Any = None
+    """Provider-specific tool choice, passed through."""
+    max_retry_delay_ms: int = 60_000
+    """Longest server-requested retry delay to honour."""
+    signal: Any = Field(default=None, exclude=True)
+    """Cancellation: an object with ``is_set()`` (e.g. :class:`asyncio.Event`); set means abort."""
+    on_payload: Any = Field(default=None, exclude=True)
+    """``on_payload(payload, model)`` sees the exact request body before it is sent."""
+
+    @classmethod
+    def coerce(cls, options: StreamOptions | dict[str, Any] | None = None, **kwargs: Any) -> StreamOptions:
+        """Accept a StreamOptions, a dict (snake_case or Pi's camelCase keys) and/or keyword options."""
+        if isinstance(options, StreamOptions):
+            return options.model_copy(update=kwargs) if kwargs else options
+        data = {_snake(k): v for k, v in (options or {}).items()}
+        data.update(kwargs)
+        return cls(**data)
+
+    def key(self) -> str | None:
+        """The API key in clear, for the transport only."""
+        return self.api_key.get_secret_value() if self.api_key is not None else None
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
