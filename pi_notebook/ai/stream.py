@@ -1,0 +1,161 @@
+"""``stream()`` / ``complete()``: one LLM call, dispatched by ``model.api`` to a registered provider.
+
+A provider is an async generator of :mod:`~pi_notebook.ai.events`. This module guards it so that a stream
+never raises once it has started: an exception becomes a terminal ``error`` event, an abort (the
+``signal`` option) a terminal ``error`` event with ``stop_reason="aborted"``, and in both cases the content
+streamed so far is kept on the final message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .events import TERMINAL_EVENTS, AssistantMessageEvent, DoneEvent, ErrorEvent
+from .options import StreamOptions
+from .types import AssistantMessage, Context, Model
+
+StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
+
+ABORTED_MESSAGE = "Request was aborted"
+
+
+class UnknownApiError(LookupError):
+    """No provider is registered for a model's ``api``."""
+
+
+_providers: dict[str, StreamFunction] = {}
+
+
+def register_provider(api: str, stream_fn: StreamFunction) -> None:
+    """Make ``stream_fn(model, context, options)`` serve every model whose ``api`` is ``api``."""
+    _providers[api] = stream_fn
+
+
+def registered_apis() -> tuple[str, ...]:
+    """The APIs that have a provider."""
+    return tuple(_providers)
+
+
+def _provider_for(api: str) -> StreamFunction:
+    try:
+        return _providers[api]
+    except KeyError:
+        raise UnknownApiError(f"No API provider registered for api: {api}") from None
+
+
+class _Aborted(Exception):
+    pass
+
+
+def _empty_message(model: Model) -> AssistantMessage:
+    return AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+
+
+class AssistantMessageStream:
+    """The events of one response (``async for``) and its final message (``await result()``)."""
+
+    def __init__(
+        self,
+        model: Model,
+        open_source: Callable[[], AsyncIterator[AssistantMessageEvent]],
+        signal: Any = None,
+    ):
+        self._model = model
+        self._events = self._guard(open_source, signal)
+        self._result: AssistantMessage | None = None
+
+    def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+        return self
+
+    async def __anext__(self) -> AssistantMessageEvent:
+        event = await self._events.__anext__()
+        if isinstance(event, DoneEvent):
+            self._result = event.message
+        elif isinstance(event, ErrorEvent):
+            self._result = event.error
+        return event
+
+    async def result(self) -> AssistantMessage:
+        """The final assistant message; consumes whatever events are left."""
+        async for _ in self:
+            pass
+        assert self._result is not None  # _guard always ends with a terminal event
+        return self._result
+
+    async def _guard(self, open_source: Callable[[], AsyncIterator[AssistantMessageEvent]], signal: Any):
+        partial: AssistantMessage | None = None
+        iterator: Any = None
+        try:
+            iterator = open_source().__aiter__()
+            while True:
+                try:
+                    event = await _next_or_abort(iterator, signal)
+                except StopAsyncIteration:
+                    break
+                if isinstance(event, TERMINAL_EVENTS):
+                    yield event
+                    return
+                partial = getattr(event, "partial", partial)
+                yield event
+            failure, reason = "The provider's stream ended without a final event", "error"
+        except _Aborted:
+            failure, reason = ABORTED_MESSAGE, "aborted"
+        except Exception as e:  # the contract: a started stream never raises
+            failure, reason = str(e) or type(e).__name__, "error"
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+        message = partial.model_copy(deep=True) if partial is not None else _empty_message(self._model)
+        message.stop_reason = reason
+        message.error_message = failure
+        yield ErrorEvent(reason=reason, error=message)
+
+
+async def _next_or_abort(
+    iterator: AsyncIterator[AssistantMessageEvent], signal: Any
+) -> AssistantMessageEvent:
+    if signal is None:
+        return await iterator.__anext__()
+    if signal.is_set():
+        raise _Aborted
+    step = asyncio.ensure_future(iterator.__anext__())
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if step.done():
+        return step.result()
+    step.cancel()  # the provider sees CancelledError at its await point and closes its connection
+    with contextlib.suppress(BaseException):
+        await step
+    raise _Aborted
+
+
+def stream(
+    model: Model,
+    context: Context | dict[str, Any],
+    options: StreamOptions | dict[str, Any] | None = None,
+    **kw: Any,
+) -> AssistantMessageStream:
+    """Start one LLM call. Raises :class:`UnknownApiError` at once for an unregistered api; after that,
+    failures are data on the final message."""
+    provider = _provider_for(model.api)
+    ctx = context if isinstance(context, Context) else Context.model_validate(context)
+    opts = StreamOptions.coerce(options, **kw)
+    return AssistantMessageStream(model, lambda: provider(model, ctx, opts), opts.signal)
+
+
+async def complete(
+    model: Model,
+    context: Context | dict[str, Any],
+    options: StreamOptions | dict[str, Any] | None = None,
+    **kw: Any,
+) -> AssistantMessage:
+    """One LLM call, returning only the final assistant message."""
+    return await stream(model, context, options, **kw).result()
