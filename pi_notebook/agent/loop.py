@@ -1,0 +1,435 @@
+"""The agent loop (Pi's ``agent-loop.ts`` semantics).
+
+A *turn* is one assistant response plus the results of the tools it called; the loop keeps taking turns while
+the model calls tools or messages are queued. Before every LLM call the AgentMessage history goes through
+``transform_context`` then ``convert_to_llm``; only the assistant's reply is written back to the context.
+
+Failures are data: a provider failure ends the run with an ``error``/``aborted`` assistant message; a failing
+tool, an unknown tool, bad arguments or a blocking hook become ``is_error`` tool results the model reads. One
+deliberate difference from Pi: a failing ``transform_context``/``convert_to_llm`` also becomes an ``error``
+assistant message inside the loop (Pi throws and lets the Agent patch one in), so every run ends with
+``turn_end`` and ``agent_end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..ai import AssistantMessage, Context, Model, ToolCall, ToolResultMessage, now_ms
+from ..ai.stream import stream
+from .convert import ContextPipelineError, aprepare_llm_messages, convert_to_llm
+from .events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .tool import AgentTool, AgentToolResult, ToolArgumentsError, validate_tool_arguments
+
+SKIPPED_TEXT = "Skipped due to queued user message."
+BLOCKED_TEXT = "Tool execution was blocked"
+
+Emit = Callable[[Any], Any]
+
+
+@dataclass
+class AgentContext:
+    """What the loop works on: the system prompt, the AgentMessage history (mutated) and the tools."""
+
+    system_prompt: str = ""
+    messages: list[Any] = field(default_factory=list)
+    tools: list[AgentTool] = field(default_factory=list)
+
+
+@dataclass
+class BeforeToolCallResult:
+    """Returned by ``before_tool_call`` to refuse a call."""
+
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass
+class AfterToolCallResult:
+    """Returned by ``after_tool_call``: each field that is not ``None`` replaces the original."""
+
+    content: list[Any] | None = None
+    details: Any = None
+    is_error: bool | None = None
+
+
+@dataclass
+class ToolCallContext:
+    """What the hooks see. ``result``/``is_error`` are set for ``after_tool_call`` only."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: dict[str, Any]
+    context: AgentContext
+    result: AgentToolResult | None = None
+    is_error: bool = False
+
+
+@dataclass
+class AgentLoopConfig:
+    """How the loop calls the model and runs tools. ``stream_options`` go to ``stream_fn`` as is."""
+
+    model: Model
+    convert_to_llm: Callable[[list[Any]], Any] = convert_to_llm
+    transform_context: Callable[[list[Any]], Any] | None = None
+    get_api_key: Callable[[str], Any] | None = None
+    get_steering_messages: Callable[[], Any] | None = None
+    get_follow_up_messages: Callable[[], Any] | None = None
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    before_tool_call: Callable[[ToolCallContext, Any], Any] | None = None
+    after_tool_call: Callable[[ToolCallContext, Any], Any] | None = None
+    stream_options: dict[str, Any] = field(default_factory=dict)
+    stream_fn: Callable[..., Any] = stream
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _poll(fn: Callable[[], Any] | None) -> list[Any]:
+    return list(await _maybe_await(fn()) or []) if fn is not None else []
+
+
+class _Run:
+    """One run of the loop: the context, the config, the signal and the event sink."""
+
+    def __init__(self, context: AgentContext, config: AgentLoopConfig, emit: Emit, signal: Any):
+        self.context, self.config, self.signal = context, config, signal
+        self._emit = emit
+        self.new_messages: list[Any] = []
+
+    async def emit(self, event: Any) -> None:
+        await _maybe_await(self._emit(event))
+
+    async def announce(self, message: Any) -> None:
+        await self.emit(MessageStartEvent(message))
+        await self.emit(MessageEndEvent(message))
+
+    # --- the turns ------------------------------------------------------------------------------------
+
+    async def run(self, skip_initial_steering_poll: bool = False) -> None:
+        first_turn = True
+        pending = [] if skip_initial_steering_poll else await _poll(self.config.get_steering_messages)
+        while True:
+            more_tool_calls = True
+            while more_tool_calls or pending:
+                if first_turn:
+                    first_turn = False
+                else:
+                    await self.emit(TurnStartEvent())
+                for message in pending:
+                    await self.announce(message)
+                    self.context.messages.append(message)
+                    self.new_messages.append(message)
+                pending = []
+                reply = await self.stream_response()
+                self.new_messages.append(reply)
+                if reply.stop_reason in ("error", "aborted"):
+                    await self.emit(TurnEndEvent(reply, []))
+                    await self.emit(AgentEndEvent(list(self.new_messages)))
+                    return
+                calls = [b for b in reply.content if isinstance(b, ToolCall)]
+                more_tool_calls = bool(calls)
+                results: list[ToolResultMessage] = []
+                steering: list[Any] = []
+                if calls:
+                    results, steering = await self.execute_tool_calls(reply, calls)
+                    self.context.messages.extend(results)
+                    self.new_messages.extend(results)
+                await self.emit(TurnEndEvent(reply, results))
+                pending = steering or await _poll(self.config.get_steering_messages)
+            pending = await _poll(self.config.get_follow_up_messages)
+            if not pending:
+                break
+        await self.emit(AgentEndEvent(list(self.new_messages)))
+
+    async def stream_response(self) -> AssistantMessage:
+        config, model = self.config, self.config.model
+        try:
+            llm_messages = await aprepare_llm_messages(
+                self.context.messages, config.transform_context, config.convert_to_llm
+            )
+        except ContextPipelineError as e:
+            return await self.failed_before_streaming(str(e))
+        llm_context = Context(
+            system_prompt=self.context.system_prompt or None,
+            messages=llm_messages,
+            tools=[t.to_tool() for t in self.context.tools] or None,
+        )
+        options = dict(config.stream_options)
+        if config.get_api_key is not None:
+            try:
+                key = await _maybe_await(config.get_api_key(model.provider))
+            except Exception as e:
+                return await self.failed_before_streaming(f"get_api_key failed: {e}")
+            if key:
+                options["api_key"] = key
+        options["signal"] = self.signal
+        try:
+            response = config.stream_fn(model, llm_context, options)
+        except Exception as e:  # e.g. no provider for this api: still a message, not a crash
+            return await self.failed_before_streaming(str(e) or type(e).__name__)
+        started = False
+        async for event in response:
+            if event.type == "start":
+                started = True
+                self.context.messages.append(event.partial)
+                await self.emit(MessageStartEvent(event.partial))
+            elif event.type in ("done", "error"):
+                break
+            elif started:
+                self.context.messages[-1] = event.partial
+                await self.emit(MessageUpdateEvent(event.partial, event))
+        final = await response.result()
+        if started:
+            self.context.messages[-1] = final
+        else:
+            self.context.messages.append(final)
+            await self.emit(MessageStartEvent(final))
+        await self.emit(MessageEndEvent(final))
+        return final
+
+    async def failed_before_streaming(self, error: str) -> AssistantMessage:
+        model = self.config.model
+        aborted = bool(self.signal is not None and self.signal.is_set())
+        message = AssistantMessage(
+            content=[], api=model.api, provider=model.provider, model=model.id,
+            stop_reason="aborted" if aborted else "error", error_message=error,
+        )  # fmt: skip
+        self.context.messages.append(message)
+        await self.announce(message)
+        return message
+
+    # --- tools ----------------------------------------------------------------------------------------
+
+    async def execute_tool_calls(
+        self, reply: AssistantMessage, calls: Sequence[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[Any]]:
+        if self.config.tool_execution == "sequential":
+            return await self._sequential(reply, calls)
+        return await self._parallel(reply, calls)
+
+    async def _sequential(self, reply: AssistantMessage, calls: Sequence[ToolCall]):
+        results: list[ToolResultMessage] = []
+        for index, call in enumerate(calls):
+            await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            prepared = await self.prepare(reply, call)
+            if isinstance(prepared, AgentToolResult):
+                results.append(await self.finish(call, prepared, True))
+            else:
+                tool, args = prepared
+                results.append(await self.finish(call, *await self.execute(reply, call, tool, args)))
+            steering = await _poll(self.config.get_steering_messages)
+            if steering:
+                results += await self.skip(calls[index + 1 :], announce_start=True)
+                return results, steering
+        return results, []
+
+    async def _parallel(self, reply: AssistantMessage, calls: Sequence[ToolCall]):
+        results: list[ToolResultMessage] = []
+        runnable: list[tuple[ToolCall, AgentTool, dict[str, Any]]] = []
+        for index, call in enumerate(calls):
+            await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            prepared = await self.prepare(reply, call)
+            if isinstance(prepared, AgentToolResult):
+                results.append(await self.finish(call, prepared, True))
+            else:
+                runnable.append((call, *prepared))
+            steering = await _poll(self.config.get_steering_messages)
+            if steering:
+                results += await self.skip([c for c, _, _ in runnable], announce_start=False)
+                results += await self.skip(calls[index + 1 :], announce_start=True)
+                return results, steering
+        tasks = [
+            asyncio.ensure_future(self.execute(reply, call, tool, args)) for call, tool, args in runnable
+        ]
+        try:
+            for (call, _, _), task in zip(runnable, tasks, strict=True):
+                results.append(await self.finish(call, *await task))
+        finally:
+            for task in tasks:
+                task.cancel()
+        return results, await _poll(self.config.get_steering_messages)
+
+    async def skip(self, calls: Sequence[ToolCall], announce_start: bool) -> list[ToolResultMessage]:
+        skipped = []
+        for call in calls:
+            if announce_start:
+                await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            skipped.append(await self.finish(call, _error_result(SKIPPED_TEXT), True))
+        return skipped
+
+    async def prepare(
+        self, reply: AssistantMessage, call: ToolCall
+    ) -> AgentToolResult | tuple[AgentTool, dict[str, Any]]:
+        """The tool and validated arguments, or the error result that answers the call at once."""
+        tool = next((t for t in self.context.tools if t.name == call.name), None)
+        if tool is None:
+            return _error_result(f"Tool {call.name} not found")
+        try:
+            args = validate_tool_arguments(tool, call.arguments, call.name)
+        except ToolArgumentsError as e:
+            return _error_result(str(e))
+        if self.config.before_tool_call is not None:
+            hook_context = ToolCallContext(reply, call, args, self.context)
+            try:
+                verdict = await _maybe_await(self.config.before_tool_call(hook_context, self.signal))
+            except Exception as e:
+                return _error_result(f"before_tool_call failed: {e}")
+            if verdict is not None and verdict.block:
+                return _error_result(verdict.reason or BLOCKED_TEXT)
+        return tool, args
+
+    async def execute(
+        self, reply: AssistantMessage, call: ToolCall, tool: AgentTool, args: dict[str, Any]
+    ) -> tuple[AgentToolResult, bool]:
+        loop = asyncio.get_running_loop()
+        updates: list[asyncio.Future[Any]] = []
+
+        def on_update(partial: AgentToolResult) -> None:
+            # Tools may report from a worker thread; emit on the loop, in order, before the end event.
+            def schedule() -> None:
+                event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
+                updates.append(asyncio.ensure_future(self.emit(event)))
+
+            if _on_loop_thread(loop):
+                schedule()
+            else:
+                loop.call_soon_threadsafe(schedule)
+
+        try:
+            result, is_error = await tool.run(call.id, args, self.signal, on_update), False
+        except Exception as e:
+            result, is_error = _error_result(str(e) or type(e).__name__), True
+        await asyncio.sleep(0)  # let updates scheduled from a worker thread land
+        if updates:
+            await asyncio.gather(*updates)
+        if self.config.after_tool_call is not None:
+            hook_context = ToolCallContext(reply, call, args, self.context, result, is_error)
+            try:
+                change = await _maybe_await(self.config.after_tool_call(hook_context, self.signal))
+            except Exception as e:
+                return _error_result(f"after_tool_call failed: {e}"), True
+            if change is not None:
+                result = AgentToolResult(
+                    content=result.content if change.content is None else change.content,
+                    details=result.details if change.details is None else change.details,
+                )
+                is_error = is_error if change.is_error is None else change.is_error
+        return result, is_error
+
+    async def finish(self, call: ToolCall, result: AgentToolResult, is_error: bool) -> ToolResultMessage:
+        await self.emit(ToolExecutionEndEvent(call.id, call.name, result, is_error))
+        message = ToolResultMessage(
+            tool_call_id=call.id, tool_name=call.name, content=list(result.content), details=result.details,
+            is_error=is_error, timestamp=now_ms(),
+        )  # fmt: skip
+        await self.announce(message)
+        return message
+
+
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _error_result(text: str) -> AgentToolResult:
+    return AgentToolResult.text(text, details={})
+
+
+async def run_agent_loop(
+    prompts: Sequence[Any], context: AgentContext, config: AgentLoopConfig, emit: Emit, signal: Any = None
+) -> list[Any]:
+    """Add ``prompts`` to ``context`` and run until the agent stops; return the messages new in this run.
+
+    ``emit(event)`` (sync or async) receives every event. ``context.messages`` is updated in place.
+    """
+    run = _Run(context, config, emit, signal)
+    run.new_messages.extend(prompts)
+    context.messages.extend(prompts)
+    await run.emit(AgentStartEvent())
+    await run.emit(TurnStartEvent())
+    for prompt in prompts:
+        await run.announce(prompt)
+    await run.run()
+    return run.new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: Any = None,
+    *,
+    skip_initial_steering_poll: bool = False,
+) -> list[Any]:
+    """Run from the existing history (e.g. after a tool result or a retry). The last message must not be an
+    assistant message."""
+    if not context.messages:
+        raise ValueError("Cannot continue: no messages in context")
+    if getattr(context.messages[-1], "role", None) == "assistant":
+        raise ValueError("Cannot continue from message role: assistant")
+    run = _Run(context, config, emit, signal)
+    await run.emit(AgentStartEvent())
+    await run.emit(TurnStartEvent())
+    await run.run(skip_initial_steering_poll)
+    return run.new_messages
+
+
+class AgentEventStream:
+    """``async for event in agent_loop(...)``; ``await stream.result()`` gives the new messages."""
+
+    def __init__(self, start: Callable[[Emit], Awaitable[list[Any]]]):
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._done = object()
+        self._task = asyncio.ensure_future(self._drive(start))
+
+    async def _drive(self, start: Callable[[Emit], Awaitable[list[Any]]]) -> list[Any]:
+        try:
+            return await start(self._queue.put_nowait)
+        finally:
+            self._queue.put_nowait(self._done)
+
+    def __aiter__(self) -> AgentEventStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._queue.get()
+        if item is self._done:
+            self._queue.put_nowait(item)
+            raise StopAsyncIteration
+        return item
+
+    async def result(self) -> list[Any]:
+        return await self._task
+
+
+def agent_loop(
+    prompts: Sequence[Any], context: AgentContext, config: AgentLoopConfig, signal: Any = None
+) -> AgentEventStream:
+    """:func:`run_agent_loop` as an async iterator of events (call from a running event loop)."""
+    return AgentEventStream(lambda emit: run_agent_loop(prompts, context, config, emit, signal))
+
+
+def agent_loop_continue(
+    context: AgentContext, config: AgentLoopConfig, signal: Any = None
+) -> AgentEventStream:
+    """:func:`run_agent_loop_continue` as an async iterator of events."""
+    return AgentEventStream(lambda emit: run_agent_loop_continue(context, config, emit, signal))
