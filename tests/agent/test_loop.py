@@ -104,8 +104,11 @@ def test_transform_context_runs_before_every_llm_call():
 
 def test_tools_run_in_parallel_and_results_keep_source_order():
     log = []
-    faux.set_responses([[faux.tool_call("echo", {"text": "slow"}, id="a"), faux.tool_call("echo", {"text": "fast"}, id="b")],
-                        "both done"])  # fmt: skip
+    calls = [
+        faux.tool_call("echo", {"text": "slow"}, id="a"),
+        faux.tool_call("echo", {"text": "fast"}, id="b"),
+    ]
+    faux.set_responses([calls, "both done"])
     slow_then_fast = echo_tool(log)
 
     async def execute(call_id, params, signal, on_update):
@@ -182,7 +185,7 @@ def test_hooks_can_block_a_call_and_rewrite_a_result():
 
 
 def test_steering_skips_the_remaining_tool_calls_and_is_sent_next():
-    agent, events = recording_agent(tool_execution="sequential")
+    agent, _ = recording_agent(tool_execution="sequential")
 
     async def first(call_id, params, signal, on_update):
         agent.steer(UserMessage(content="Stop, do something else", timestamp=1))
