@@ -1,0 +1,5 @@
+"""Provider translation: one module per LLM API, plus the pure request builders they share.
+
+``transform.transform_messages`` is Pi's shared pre-pass; ``*_convert`` modules build the exact request
+body of one API as a pure function (no I/O, no SDK import).
+"""
