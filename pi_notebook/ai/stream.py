@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -39,7 +40,19 @@ def registered_apis() -> tuple[str, ...]:
     return tuple(_providers)
 
 
+# Built-in providers register themselves when imported; import them only when first used, so the SDKs
+# (optional extras) are never imported by code that does not call them.
+_BUILTIN_PROVIDERS = {
+    "anthropic-messages": "pi_notebook.ai.providers.anthropic",
+    "openai-completions": "pi_notebook.ai.providers.openai_completions",
+    "faux": "pi_notebook.ai.providers.faux",
+    "local": "pi_notebook.ai.providers.local",
+}
+
+
 def _provider_for(api: str) -> StreamFunction:
+    if api not in _providers and api in _BUILTIN_PROVIDERS:
+        importlib.import_module(_BUILTIN_PROVIDERS[api])
     try:
         return _providers[api]
     except KeyError:
