@@ -1,6 +1,13 @@
 """Layer 1: what an LLM API understands. Knows nothing of agents or Jupyter."""
 
 from ._base import PiModel, now_ms
+from .abort import AbortController, AbortSignal
+from .keys import MissingApiKeyError
+from .models import UnknownModelError, calculate_cost, default_model, get_model, list_models
+from .options import StreamOptions
+from .overflow import is_context_overflow
+from .retry import RetrySettings, is_retryable
+from .stream import AssistantMessageStream, UnknownApiError, complete, register_provider, stream
 from .types import (
     AssistantMessage,
     CacheRetention,
@@ -22,23 +29,40 @@ from .types import (
 )
 
 __all__ = [
+    "AbortController",
+    "AbortSignal",
     "AssistantMessage",
+    "AssistantMessageStream",
     "CacheRetention",
     "Context",
     "Cost",
     "ImageContent",
     "Message",
+    "MissingApiKeyError",
     "Model",
     "ModelCost",
     "PiModel",
+    "RetrySettings",
     "StopReason",
+    "StreamOptions",
     "TextContent",
     "ThinkingContent",
     "ThinkingLevel",
     "Tool",
     "ToolCall",
     "ToolResultMessage",
+    "UnknownApiError",
+    "UnknownModelError",
     "Usage",
     "UserMessage",
+    "calculate_cost",
+    "complete",
+    "default_model",
+    "get_model",
+    "is_context_overflow",
+    "is_retryable",
+    "list_models",
     "now_ms",
+    "register_provider",
+    "stream",
 ]

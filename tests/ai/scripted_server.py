@@ -36,7 +36,8 @@ class Reply:
 
     @classmethod
     def json(cls, status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
-        return cls(status, [json.dumps(body).encode()], {"content-type": "application/json", **(headers or {})})
+        all_headers = {"content-type": "application/json", **(headers or {})}
+        return cls(status, [json.dumps(body).encode()], all_headers)
 
 
 @dataclass
