@@ -1,0 +1,337 @@
+"""The ``openai-completions`` transport: OpenAI Chat Completions and every server that speaks it.
+
+OpenAI itself, Ollama, vLLM, the llama.cpp server, LM Studio, OpenRouter, Groq, … are all reached through the
+official ``openai`` SDK (an optional extra, imported only when a call is made). The request body comes from
+the pure :func:`~.openai_completions_convert.build_openai_completions_request`; this module sends it, reads
+the ``chat.completion.chunk`` stream and translates it into Pi's events, as Pi's ``openai-completions.ts``
+does. Importing the module registers the provider for api ``openai-completions``.
+
+Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
+turns them into a terminal ``error`` event that keeps the partial message. The API key is only ever handed
+to the SDK, and is blanked out of any error text a server echoes back.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..events import AssistantMessageEvent, PartialBuilder, final_event
+from ..keys import require_api_key
+from ..models import calculate_cost
+from ..options import StreamOptions
+from ..stream import register_provider
+from ..types import (
+    AssistantMessage,
+    Context,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+)
+from .openai_completions_convert import build_openai_completions_request, js_json_stringify
+
+__all__ = ["INSTALL_HINT", "KEYLESS_PLACEHOLDER", "REASONING_FIELDS", "stream_openai_completions"]
+
+INSTALL_HINT = "The openai-completions provider needs the OpenAI SDK: pip install 'pi_notebook[openai]'"
+"""The error message when the ``openai`` package is not installed."""
+KEYLESS_PLACEHOLDER = "not-needed"
+"""Sent as the key to servers that need none (Ollama, a local vLLM …): the SDK refuses to run without one."""
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+"""Delta fields that carry reasoning, by server (llama.cpp / DeepSeek, OpenRouter / Ollama, others); the
+first non-empty one is used, since some servers (chutes.ai) fill two of them with the same text."""
+
+_DEFAULT_MAX_RETRIES = 2  # the SDK's own default; the `max_retries` option overrides it
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "end": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+}
+# Request options of `create()` that are not body fields: a body key with one of these names goes in
+# `extra_body` instead, so it is sent rather than taken as an option.
+_REQUEST_OPTIONS = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+
+
+async def stream_openai_completions(
+    model: Model, context: Context, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream one Chat Completions call as Pi's events (the provider of api ``openai-completions``).
+
+    ``options.max_retries`` (an extra option, default 2) is the SDK's retry count for 408/409/429/5xx and
+    connection errors before the response starts; ``options.on_payload(params, model)`` sees the exact body.
+    """
+    sdk = _import_sdk()
+    key = require_api_key(model.provider, options.api_key)
+    params = build_openai_completions_request(model, context, options)
+    if options.on_payload is not None:
+        seen = options.on_payload(params, model)
+        if inspect.isawaitable(seen):
+            await seen
+    extra = options.model_extra or {}
+    client = sdk.AsyncOpenAI(
+        api_key=key or KEYLESS_PLACEHOLDER,
+        base_url=model.base_url or None,
+        default_headers={**(model.headers or {}), **(options.headers or {})},
+        max_retries=extra.get("max_retries", _DEFAULT_MAX_RETRIES),
+    )
+    try:
+        try:
+            chunks = await client.chat.completions.create(**_create_arguments(client, params))
+        except sdk.APIError as e:
+            # `from None`: the SDK's own message may quote a key that a server echoed back.
+            raise _failure(sdk, e, key) from None
+        try:
+            translator = _ChunkTranslator(model)
+            yield translator.builder.start()
+            try:
+                async for chunk in chunks:
+                    for event in translator.feed(chunk):
+                        yield event
+            except (sdk.APIError, json.JSONDecodeError) as e:
+                raise _failure(sdk, e, key) from None
+            for event in translator.finish():
+                yield event
+        finally:
+            # Also on abort (CancelledError) and early exit: release the connection at once.
+            await chunks.close()
+    finally:
+        await client.close()
+
+
+def _import_sdk() -> Any:
+    try:
+        import openai
+    except ImportError as e:
+        raise ImportError(INSTALL_HINT) from e
+    return openai
+
+
+def _create_arguments(client: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as keyword arguments of ``create()``: the fields it does not know (``enable_thinking``,
+    OpenRouter's ``provider`` …) travel in ``extra_body``, so the body sent is ``params`` exactly."""
+    known = set(inspect.signature(client.chat.completions.create).parameters) - _REQUEST_OPTIONS
+    arguments = {k: v for k, v in params.items() if k in known}
+    unknown = {k: v for k, v in params.items() if k not in known}
+    if unknown:
+        arguments["extra_body"] = unknown
+    return arguments
+
+
+class _ChunkTranslator:
+    """Turns ``chat.completion.chunk`` objects into events, keeping the partial message.
+
+    Blocks of one kind stay open while that kind streams; when another kind starts (text after thinking,
+    a tool call after text …) the open blocks are closed, as in Pi. Parallel tool calls are told apart by
+    their ``index``, so fragments of interleaved calls still reach the right block.
+    """
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.builder = PartialBuilder(
+            AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+        )
+        self.kind: str | None = None  # the kind of the open blocks
+        self.open: list[int] = []  # content indices of the open blocks
+        self.calls: dict[Any, int] = {}  # tool call stream index → content index, for open tool calls
+        self.pending_details: dict[str, Any] = {}  # encrypted reasoning that came before its tool call
+        self.finished = False
+
+    @property
+    def message(self) -> AssistantMessage:
+        return self.builder.message
+
+    def feed(self, chunk: Any) -> Iterator[AssistantMessageEvent]:
+        choices = _get(chunk, "choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        # Moonshot puts the usage on the choice instead of the chunk.
+        usage = _get(chunk, "usage") or _get(choice, "usage")
+        if usage:
+            self.message.usage = _usage(self.model, usage)
+        if choice is None:
+            return
+        reason = _get(choice, "finish_reason")
+        if reason:
+            self.finished = True
+            self.message.stop_reason, self.message.error_message = _map_finish_reason(reason)
+        delta = _get(choice, "delta")
+        if delta is None:
+            return
+        # Reasoning before the answer: a chunk that carries both ends the thinking and starts the text.
+        field = next((f for f in REASONING_FIELDS if _nonempty_str(_get(delta, f))), None)
+        if field is not None:
+            yield from self._append("thinking", _get(delta, field), field)
+        content = _get(delta, "content")
+        if _nonempty_str(content):
+            yield from self._append("text", content)
+        for call in _get(delta, "tool_calls") or []:
+            yield from self._tool_call(call)
+        details = _get(delta, "reasoning_details")
+        if isinstance(details, list):
+            self._reasoning_details(details)
+
+    def finish(self) -> Iterator[AssistantMessageEvent]:
+        if not self.finished:
+            # A stream cut short at a clean chunk boundary would otherwise look like a complete answer.
+            raise RuntimeError("The stream ended without a finish_reason (the response may be truncated)")
+        yield from self._close_all()
+        yield final_event(self.message)
+
+    def _close_all(self) -> Iterator[AssistantMessageEvent]:
+        for index in self.open:
+            yield self.builder.close(index)
+        self.kind, self.open, self.calls = None, [], {}
+
+    def _open(self, kind: str, block: TextContent | ThinkingContent | ToolCall) -> Iterator[Any]:
+        if self.kind != kind:
+            yield from self._close_all()
+            self.kind = kind
+        event = self.builder.open(block)
+        self.open.append(event.content_index)
+        yield event
+
+    def _append(self, kind: str, text: str, signature: str | None = None) -> Iterator[Any]:
+        if self.kind != kind:
+            # openai-completions records which delta field carried the reasoning, to send it back there.
+            block = (
+                TextContent(text="")
+                if kind == "text"
+                else ThinkingContent(thinking="", thinking_signature=signature)
+            )
+            yield from self._open(kind, block)
+        yield self.builder.delta(self.open[-1], text)
+
+    def _tool_call(self, call: Any) -> Iterator[Any]:
+        position = _get(call, "index")
+        call_id = _get(call, "id") or ""
+        function = _get(call, "function")
+        name = _get(function, "name") or ""
+        arguments = _get(function, "arguments")
+        index = self._find_call(position, call_id)
+        if index is None:
+            yield from self._open("toolCall", ToolCall(id=call_id, name=name, arguments={}))
+            index = self.open[-1]
+        if position is not None:
+            self.calls[position] = index
+        block = self.message.content[index]
+        assert isinstance(block, ToolCall)
+        # Some servers repeat id and name on every fragment: the first one wins.
+        block.id = block.id or call_id
+        block.name = block.name or name
+        if block.id in self.pending_details:
+            block.thought_signature = js_json_stringify(self.pending_details.pop(block.id))
+        yield self.builder.delta(index, arguments if isinstance(arguments, str) else "")
+
+    def _find_call(self, position: Any, call_id: str) -> int | None:
+        """The open tool-call block a fragment continues, or ``None`` when it starts a new call."""
+        if self.kind != "toolCall":
+            return None
+        if position is not None and position in self.calls:
+            index = self.calls[position]
+            known_id = self.message.content[index].id
+            # A new id under a known index: a server that numbers every call 0.
+            return None if call_id and known_id and call_id != known_id else index
+        if call_id:
+            return next((i for i in self.open if self.message.content[i].id == call_id), None)
+        # Neither a known index nor an id: a continuation, from servers that send the index only once.
+        return self.open[-1] if position is None and self.open else None
+
+    def _reasoning_details(self, details: list[Any]) -> None:
+        """OpenRouter's encrypted reasoning belongs to a tool call and must go back with it next turn."""
+        for detail in details:
+            if not isinstance(detail, dict) or detail.get("type") != "reasoning.encrypted":
+                continue
+            if not (detail.get("id") and detail.get("data")):
+                continue
+            call = next(
+                (b for b in self.message.content if isinstance(b, ToolCall) and b.id == detail["id"]), None
+            )
+            if call is not None:
+                call.thought_signature = js_json_stringify(detail)
+            else:
+                self.pending_details[detail["id"]] = detail
+
+
+def _map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
+    """Pi's mapping; anything but a normal end (``content_filter``, unknown reasons) is an error."""
+    if reason in _STOP_REASONS:
+        return _STOP_REASONS[reason], None
+    return "error", f"Provider finish_reason: {reason}"
+
+
+def _usage(model: Model, raw: Any) -> Usage:
+    """OpenAI usage → ours: cached tokens are part of ``prompt_tokens``, so input excludes them.
+
+    Deviation from Pi 0.58.3, which added ``reasoning_tokens`` to ``completion_tokens``: OpenAI already counts
+    reasoning inside ``completion_tokens``, so that double-counted output and cost (newer Pi fixed it too).
+    """
+    cached = _count(_get(_get(raw, "prompt_tokens_details"), "cached_tokens"))
+    input_tokens = _count(_get(raw, "prompt_tokens")) - cached
+    output_tokens = _count(_get(raw, "completion_tokens"))
+    usage = Usage(
+        input=input_tokens,
+        output=output_tokens,
+        cache_read=cached,
+        cache_write=0,
+        total_tokens=input_tokens + output_tokens + cached,
+    )
+    calculate_cost(model, usage)
+    return usage
+
+
+def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
+    """A readable error for an SDK failure: status and the API's message, the cause of a connection error,
+    or what was wrong with a chunk. The key is blanked out, in case a server echoes it."""
+    if isinstance(error, sdk.APIStatusError):
+        text = f"{error.status_code} {_api_message(error.body) or 'status code (no body)'}"
+    elif isinstance(error, sdk.APIConnectionError):
+        cause = error.__cause__ or error.__context__
+        text = f"{error.message.rstrip('.')}: {cause}" if cause is not None and str(cause) else error.message
+    elif isinstance(error, sdk.APIError):  # an error object inside the stream
+        text = _api_message(error.body) or error.message
+        code = error.body.get("code") if isinstance(error.body, dict) else None
+        text = f"{text} (code {code})" if code is not None else text
+    elif isinstance(error, json.JSONDecodeError):
+        text = f"Malformed chunk in the response stream ({error.msg}): {error.doc[:200]!r}"
+    else:
+        text = str(error)
+    if key:
+        text = text.replace(key, "***")
+    return RuntimeError(text)
+
+
+def _api_message(body: Any) -> str | None:
+    if isinstance(body, str):
+        return body.strip()[:1000] or None
+    if not isinstance(body, dict):
+        return None
+    message = body.get("message")
+    text = message if isinstance(message, str) and message else json.dumps(body)[:1000]
+    # OpenRouter puts the upstream provider's own error text here.
+    raw = _get(body.get("metadata"), "raw")
+    return f"{text}\n{raw}" if raw else text
+
+
+def _get(obj: Any, name: str) -> Any:
+    """A field of an SDK object (extra fields included) or of a plain dict; ``None`` when absent."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int | float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+register_provider("openai-completions", stream_openai_completions)
