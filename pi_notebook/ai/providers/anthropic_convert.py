@@ -20,7 +20,8 @@ The rules, in short:
   ``medium`` 8192, ``high``/``xhigh`` 16384, overridable by ``thinking_budgets``) added to ``max_tokens``
   (capped at the model's limit). ``temperature`` is not sent while thinking is requested.
 * ``metadata`` carries only a string ``user_id``. Pi's simple entry point does not forward ``toolChoice``,
-  so ``options.tool_choice`` is ignored here too; pass ``tool_choice=`` to set it.
+  so this builder ignores ``options.tool_choice`` (matching Pi's payloads); the transport passes it in
+  through the ``tool_choice=`` keyword so a user's choice still reaches the API.
 
 The body never contains the API key: the key only decides the OAuth mode.
 """
