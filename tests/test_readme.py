@@ -1,0 +1,32 @@
+"""The README's Python examples run as written, and it starts with the two commands."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_the_readme_starts_with_the_two_commands():
+    first_block = re.search(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL).group(1)
+    commands = [line for line in first_block.splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert commands[0].endswith("python -m pi_notebook") or "jupyter lab" in commands[0]
+    assert commands[1].endswith("python -m pytest -q")
+
+
+def test_there_are_examples():
+    assert len(BLOCKS) >= 3
+
+
+def test_the_readme_examples_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files
+    namespace: dict = {}
+    for index, block in enumerate(BLOCKS):  # one namespace, like a reader pasting them one after another
+        exec(compile(block, f"README python block {index}", "exec"), namespace)
+    assert [v.level for v in map(namespace["visibility"], namespace["history"])] == [
+        "both",
+        "ui",
+        "llm",
+        "both",
+    ]
