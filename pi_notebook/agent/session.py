@@ -30,13 +30,12 @@ from typing import Any, BinaryIO
 from pydantic import ValidationError
 
 from .messages import as_agent_message
+from .session_context import _DEFAULT_LEAF, _context_at, _Default, _walk, gc_paused
+from .session_context import SessionContext as SessionContext
+from .session_context import build_session_context as build_session_context
+from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
 from .session_entries import (
-    _DEFAULT_LEAF,
     ENTRY_TYPES,
-    _context_at,
-    _Default,
-    _walk,
-    gc_paused,
     js_trim,
     migrate_values,
     new_entry_id,
@@ -45,14 +44,12 @@ from .session_entries import (
     parse_iso_ms,
     read_json_lines,
 )
-from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
 from .session_entries import BranchSummaryEntry as BranchSummaryEntry
 from .session_entries import CompactionEntry as CompactionEntry
 from .session_entries import CustomEntry as CustomEntry
 from .session_entries import CustomMessageEntry as CustomMessageEntry
 from .session_entries import LabelEntry as LabelEntry
 from .session_entries import ModelChangeEntry as ModelChangeEntry
-from .session_entries import SessionContext as SessionContext
 from .session_entries import SessionEntry as SessionEntry
 from .session_entries import SessionHeader as SessionHeader
 from .session_entries import SessionInfoEntry as SessionInfoEntry
@@ -60,7 +57,6 @@ from .session_entries import SessionMessageEntry as SessionMessageEntry
 from .session_entries import SessionWarning as SessionWarning
 from .session_entries import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
 from .session_entries import UnknownEntry as UnknownEntry
-from .session_entries import build_session_context as build_session_context
 
 try:
     import fcntl
