@@ -19,6 +19,8 @@ from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from ..ai import ImageContent, PiModel, TextContent
 from ..ai._base import Number
+from ..ai.jstext import JS_WHITESPACE
+from ..ai.jstext import js_trim as js_trim
 from .messages import (
     AgentMessage,
     from_pi_json,
@@ -32,18 +34,6 @@ CURRENT_SESSION_VERSION = 3
 
 #: The characters JS ``String.prototype.trim`` removes (WhiteSpace + LineTerminator, BOM included).
 #: ``str.strip()`` differs: it keeps U+FEFF and strips U+001C..U+001F and U+0085.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(map(chr, range(0x2000, 0x200B)))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
-def js_trim(text: str) -> str:
-    """``text.trim()`` as JavaScript does it."""
-    return text.strip(JS_WHITESPACE)
-
-
 _ISO_DATE = re.compile(
     r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
     r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?)?",

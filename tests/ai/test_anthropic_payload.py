@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pi_notebook.ai import Context, Model, ToolCall, UserMessage
+from pi_notebook.ai.jstext import is_blank, js_trim, sanitize_surrogates
 from pi_notebook.ai.options import StreamOptions
-from pi_notebook.ai.providers._text import is_blank, js_trim, sanitize_surrogates
 from pi_notebook.ai.providers.anthropic_convert import (
     CLAUDE_CODE_IDENTITY,
     build_anthropic_request,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pi_notebook.ai.providers._text import is_blank, sanitize_surrogates
+from pi_notebook.ai.jstext import is_blank, sanitize_surrogates
 from pi_notebook.ai.providers.openai_compat import resolve_openai_compat
 from pi_notebook.ai.providers.openai_completions_convert import (
     ASSISTANT_BRIDGE_TEXT,

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..jstext import is_blank, sanitize_surrogates
 from ..options import StreamOptions
 from ..types import (
     AssistantMessage,
@@ -47,7 +48,6 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._text import is_blank, sanitize_surrogates
 from .transform import transform_messages
 
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."

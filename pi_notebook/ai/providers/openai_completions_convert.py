@@ -31,6 +31,7 @@ from decimal import Decimal
 from itertools import groupby
 from typing import Any
 
+from ..jstext import is_blank, sanitize_surrogates
 from ..options import StreamOptions
 from ..types import (
     AssistantMessage,
@@ -45,7 +46,6 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._text import is_blank, sanitize_surrogates
 from .openai_compat import OpenAICompat, compat_value, resolve_openai_compat
 from .transform import transform_messages
 

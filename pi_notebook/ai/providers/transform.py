@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from .._base import now_ms
+from ..jstext import is_blank
 from ..types import (
     AssistantMessage,
     Message,
@@ -39,7 +40,6 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._text import is_blank
 
 NO_RESULT_TEXT = "No result provided"
 """Text of the synthetic error result given to a tool call that never got one."""

@@ -1,4 +1,4 @@
-"""Tiny text helpers shared by the request builders: surrogate cleanup and JavaScript-style blank checks.
+"""JavaScript string rules that Pi's behaviour depends on: surrogate cleanup and JS `trim`/blank checks.
 
 Pi's providers run in JavaScript, so two of its string rules need care in Python:
 
@@ -17,7 +17,7 @@ import re
 _SURROGATE = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
 # ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim() removes.
-_JS_WHITESPACE = (
+JS_WHITESPACE = (
     "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
@@ -42,7 +42,7 @@ def sanitize_surrogates(text: str) -> str:
 
 def js_trim(text: str) -> str:
     """``text.trim()`` with JavaScript's whitespace set."""
-    return text.strip(_JS_WHITESPACE)
+    return text.strip(JS_WHITESPACE)
 
 
 def is_blank(text: str | None) -> bool:
