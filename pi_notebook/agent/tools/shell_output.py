@@ -1,0 +1,137 @@
+"""Cleaning and collecting shell output with bounded memory (the output half of Pi's ``bash-executor.ts``).
+
+Output is decoded incrementally as UTF-8 (bad bytes become U+FFFD), then cleaned for recording: ANSI escape
+sequences and ``\\r`` are removed and other control characters dropped (``\\n`` and ``\\t`` stay). Only a
+rolling tail of about ``2 × DEFAULT_MAX_BYTES`` characters is kept. Once more than ``DEFAULT_MAX_BYTES``
+bytes have arrived, or the output is truncated by its line count, everything (from the start) is also
+written to ``<tempdir>/pi-bash-<16 hex>.log``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import secrets
+import tempfile
+from collections import deque
+from dataclasses import replace
+from typing import TextIO
+
+from ..truncate import DEFAULT_MAX_BYTES, TruncationResult, truncate_tail
+
+BUFFER_CHARS = 2 * DEFAULT_MAX_BYTES
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), DCS/SOS/PM/APC strings, charset selection, two-byte ESC.
+_ANSI = re.compile(
+    r"[\x1b\x9b]\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[()*+#%][0-9A-Za-z@]"
+    r"|\x1b[@-Z\\^_=>78cDEHMNO]"
+)
+# An escape sequence cut off at the end of a chunk: held back until the next chunk completes it.
+_INCOMPLETE_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[()*+#%])?\Z")
+_MAX_HELD_BACK = 4096
+# C0 controls except \t and \n (so \r goes too), DEL, C1 controls, and U+FFF9-FFFB (interlinear annotation
+# marks, which break terminal width calculation; Pi drops them too).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufff9-\ufffb]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor movement, terminal titles, ...)."""
+    return _ANSI.sub("", text)
+
+
+def sanitize_output(text: str) -> str:
+    """Make shell output safe to record: strip ANSI sequences and ``\\r``, drop control characters.
+
+    ``\\n`` and ``\\t`` are kept. Decoding errors are expected to have become U+FFFD already.
+    """
+    return _CONTROL.sub("", strip_ansi(text))
+
+
+class OutputCollector:
+    """Decodes, cleans and keeps the tail of a command's output; spills all of it to a temp file when large.
+
+    ``buffered_chars`` is the size of the kept tail; it stays below ``BUFFER_CHARS`` plus one chunk.
+    """
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._held_back = ""
+        self._chunks: deque[str] = deque()
+        self.buffered_chars = 0
+        self.raw_bytes = 0
+        self.total_bytes = 0
+        self.total_newlines = 0
+        self.last_line_bytes = 0
+        self.temp_path: str | None = None
+        self._temp_file: TextIO | None = None
+
+    def feed(self, data: bytes) -> str:
+        """Take a raw chunk; return its decoded text (ANSI and ``\\r`` kept) for a live display."""
+        self.raw_bytes += len(data)
+        text = self._decoder.decode(data)
+        pending = self._held_back + text
+        cut = _INCOMPLETE_ANSI.search(pending)
+        if cut and len(pending) - cut.start() <= _MAX_HELD_BACK:
+            pending, self._held_back = pending[: cut.start()], pending[cut.start() :]
+        else:
+            self._held_back = ""
+        self._record(sanitize_output(pending))
+        return text
+
+    def finish(self) -> str:
+        """Flush the decoder and anything held back; return the last decoded text (usually empty)."""
+        text = self._decoder.decode(b"", final=True)
+        self._record(sanitize_output(self._held_back + text))
+        self._held_back = ""
+        return text
+
+    def _record(self, clean: str) -> None:
+        if not clean:
+            return
+        if self.raw_bytes > DEFAULT_MAX_BYTES and self._temp_file is None:
+            self._open_temp_file()
+        if self._temp_file is not None:
+            self._temp_file.write(clean)
+        encoded_size = len(clean.encode("utf-8"))
+        self.total_bytes += encoded_size
+        newlines = clean.count("\n")
+        self.total_newlines += newlines
+        if newlines:
+            self.last_line_bytes = len(clean[clean.rfind("\n") + 1 :].encode("utf-8"))
+        else:
+            self.last_line_bytes += encoded_size
+        self._chunks.append(clean)
+        self.buffered_chars += len(clean)
+        # Drop whole chunks from the front only while what remains still reaches the bound: the buffer then
+        # always holds more than truncate_tail keeps, so its cut-off first line is never shown.
+        while len(self._chunks) > 1 and self.buffered_chars - len(self._chunks[0]) >= BUFFER_CHARS:
+            self.buffered_chars -= len(self._chunks.popleft())
+
+    def _open_temp_file(self) -> None:
+        path = os.path.join(tempfile.gettempdir(), f"pi-bash-{secrets.token_hex(8)}.log")
+        self._temp_file = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed in close()
+        self.temp_path = path
+        # Nothing has been dropped yet (the buffer holds twice the byte threshold, and a snapshot opens the
+        # file before anything is dropped), so this backfills everything.
+        for chunk in self._chunks:
+            self._temp_file.write(chunk)
+
+    def snapshot(self) -> TruncationResult:
+        """Tail truncation of the kept output, with totals that describe all output so far.
+
+        If the output is truncated, the temp file is created now if it was not yet (more than 2000 short
+        lines stay under the byte threshold), so a truncated output always has its full copy.
+        """
+        result = truncate_tail("".join(self._chunks))
+        if result.truncated and self._temp_file is None:
+            self._open_temp_file()
+        return replace(result, total_lines=self.total_newlines + 1, total_bytes=self.total_bytes)
+
+    def close(self) -> None:
+        """Close the temp file (it stays on disk for the user to read)."""
+        if self._temp_file is not None:
+            self._temp_file.close()
