@@ -65,6 +65,7 @@ class Agent:
         tool_execution: Literal["parallel", "sequential"] = "parallel",
         before_tool_call: Callable[..., Any] | None = None,
         after_tool_call: Callable[..., Any] | None = None,
+        max_turns: int | None = None,
         **stream_options: Any,
     ):
         self.state = AgentState(
@@ -80,6 +81,7 @@ class Agent:
         self.tool_execution = tool_execution
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
+        self.max_turns = max_turns
         self.stream_options = stream_options
         self._listeners: list[Callable[[Any], Any]] = []
         self._steering: list[Any] = []
@@ -215,6 +217,7 @@ class Agent:
             get_follow_up_messages=lambda: self._dequeue(self._follow_ups, self.follow_up_mode),
             tool_execution=self.tool_execution, before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call, stream_options=options, stream_fn=self.stream_fn,
+            max_turns=self.max_turns,
         )  # fmt: skip
 
     async def _run(self, start: Callable[..., Any]) -> None:

@@ -95,6 +95,9 @@ class AgentLoopConfig:
     after_tool_call: Callable[[ToolCallContext, Any], Any] | None = None
     stream_options: dict[str, Any] = field(default_factory=dict)
     stream_fn: Callable[..., Any] = stream
+    max_turns: int | None = None
+    """Stop after this many LLM calls in one run, even if the model keeps calling tools (not in Pi: a guard
+    for small local models that loop)."""
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -112,6 +115,7 @@ class _Run:
         self.context, self.config, self.signal = context, config, signal
         self._emit = emit
         self.new_messages: list[Any] = []
+        self.turns = 0
 
     async def emit(self, event: Any) -> None:
         await _maybe_await(self._emit(event))
@@ -152,6 +156,10 @@ class _Run:
                     self.context.messages.extend(results)
                     self.new_messages.extend(results)
                 await self.emit(TurnEndEvent(reply, results))
+                self.turns += 1
+                if self.config.max_turns is not None and self.turns >= self.config.max_turns:
+                    await self.emit(AgentEndEvent(list(self.new_messages)))
+                    return
                 pending = steering or await _poll(self.config.get_steering_messages)
             pending = await _poll(self.config.get_follow_up_messages)
             if not pending:

@@ -282,3 +282,12 @@ def test_a_broken_listener_does_not_kill_the_run(caplog):
     run(agent.prompt("p"))
     assert agent.messages[-1].content[0].text == "fine" and "display bug" in caplog.text
     unsubscribe()
+
+
+def test_max_turns_stops_a_model_that_keeps_calling_tools():
+    faux.set_responses([lambda ctx: [faux.tool_call("echo", {"text": "again"})]] * 10)
+    agent, events = recording_agent(tools=[echo_tool()], max_turns=3)
+    run(agent.prompt("loop forever"))
+    assert len(faux.calls) == 3 and faux.provider.pending_count == 7
+    assert [m.role for m in agent.messages].count("toolResult") == 3  # the last calls are still answered
+    assert events[-1].type == "agent_end" and not agent.is_streaming

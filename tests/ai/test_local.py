@@ -99,3 +99,20 @@ def test_the_openai_completions_provider_talks_to_a_real_llama_cpp_server(llama_
     assert reply.content[0].text.strip()
     # llama.cpp's server ignores stream_options.include_usage: no usage arrives, recorded as zero, not guessed
     assert reply.usage.total_tokens == 0
+
+
+def test_an_agent_with_tools_runs_multi_turn_on_the_local_model(tmp_path):
+    # Lives in the ai tests because it is about the local provider's function calling; the agent drives it.
+    from pi_notebook.agent.agent import Agent
+    from pi_notebook.agent.tools import create_ls_tool
+
+    (tmp_path / "notes.txt").write_text("Buy milk.\n")
+    tools = [create_ls_tool(str(tmp_path))]
+    agent = Agent(get_model("local"), system_prompt="Use tools.", tools=tools, max_turns=2, max_tokens=64)
+    run(agent.prompt("List the files in the current directory with the ls tool."))
+    replies = [m for m in agent.messages if m.role == "assistant"]
+    assert 1 <= len(replies) <= 2
+    assert all(r.stop_reason in ("stop", "toolUse", "length") for r in replies), replies[-1].error_message
+    calls = [b.id for r in replies for b in r.content if b.type == "toolCall"]
+    results = [m.tool_call_id for m in agent.messages if m.role == "toolResult"]
+    assert calls and results == calls  # the grammar made it call the tool, and every call was answered

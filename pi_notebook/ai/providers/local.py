@@ -21,7 +21,7 @@ from typing import Any
 from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
 from ..stream import register_provider
-from ..types import AssistantMessage, Context, Model, TextContent, Usage, now_ms
+from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
 
 DEFAULT_LOCAL_ID = "smollm2-135m"
 INSTALL_HINT = "pip install 'pi_notebook[local]'"
@@ -75,26 +75,58 @@ def _text_of(content: Any) -> str:
             parts.append(block.text)
         elif block.type == "image":
             parts.append("(image omitted: model does not support images)")
-        elif block.type == "toolCall":
-            parts.append(json.dumps({"tool_call": block.name, "arguments": block.arguments}))
     return "\n\n".join(p for p in parts if p)
 
 
+def _message(m: Any, with_tools: bool) -> dict[str, Any] | None:
+    if m.role == "assistant":
+        if m.stop_reason in ("error", "aborted"):
+            return None  # failed replies are not replayed, as for every provider
+        out: dict[str, Any] = {"role": "assistant", "content": _text_of(m.content)}
+        calls = [b for b in m.content if b.type == "toolCall"]
+        if calls and with_tools:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                for c in calls
+            ]  # fmt: skip
+        elif calls:
+            out["content"] = "\n\n".join(
+                [
+                    out["content"],
+                    *(json.dumps({"tool_call": c.name, "arguments": c.arguments}) for c in calls),
+                ]
+            ).strip()
+        return out
+    if m.role == "toolResult":
+        # llama.cpp's function-calling chat template renders no "tool" role: the model would never see the
+        # result. Hand it over as a user turn that names the call it answers.
+        status = "error" if m.is_error else "result"
+        return {"role": "user", "content": f"[{m.tool_name} {status}]\n{_text_of(m.content)}"}
+    return {"role": m.role, "content": _text_of(m.content)}
+
+
 def build_local_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The chat request handed to llama.cpp: plain-text messages in chat-template roles."""
-    messages: list[dict[str, str]] = []
-    if context.system_prompt:
-        messages.append({"role": "system", "content": context.system_prompt})
+    """The chat request handed to llama.cpp: plain-text messages in chat-template roles, and the tools in
+    OpenAI's format when there are any (then llama.cpp's grammar-constrained function calling is used)."""
+    with_tools = bool(context.tools)
+    messages: list[dict[str, Any]] = []
+    if context.system_prompt or with_tools:
+        messages.append({"role": "system", "content": context.system_prompt or ""})
     for m in context.messages:
-        if m.role == "assistant" and m.stop_reason in ("error", "aborted"):
-            continue  # failed replies are not replayed, as for every provider
-        role = "tool" if m.role == "toolResult" else m.role
-        messages.append({"role": role, "content": _text_of(m.content)})
+        converted = _message(m, with_tools)
+        if converted is not None:
+            messages.append(converted)
     request: dict[str, Any] = {
-        "model": model.id,
-        "messages": messages,
-        "max_tokens": options.max_tokens or model.max_tokens,
-    }
+        "model": model.id, "messages": messages, "max_tokens": options.max_tokens or model.max_tokens,
+    }  # fmt: skip
+    if with_tools:
+        request["tools"] = [
+            {"type": "function",
+             "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in context.tools or []
+        ]  # fmt: skip
+        request["tool_choice"] = "auto"
     if options.temperature is not None:
         request["temperature"] = options.temperature
     return request
@@ -107,6 +139,10 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     request = build_local_request(model, context, options)
     if options.on_payload is not None:
         options.on_payload(request, model)
+    if "tools" in request:
+        async for event in _complete_with_tools(model, llm, lock, request):
+            yield event
+        return
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stop = threading.Event()
@@ -157,6 +193,51 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     final = builder.message
     final.stop_reason = "length" if finish == "length" else "stop"
     final.usage = _usage(llm, request, final)
+    final.timestamp = now_ms()
+    yield final_event(final)
+
+
+async def _complete_with_tools(model: Model, llm: Any, lock: threading.Lock, request: dict[str, Any]):
+    """One response through llama.cpp's ``chatml-function-calling`` handler: a grammar makes the model either
+    answer (``message:``) or emit calls whose arguments are valid JSON. It does not stream, so the reply
+    arrives as one delta per block."""
+    from llama_cpp.llama_chat_format import get_chat_completion_handler
+
+    handler = get_chat_completion_handler("chatml-function-calling")
+
+    def generate() -> dict[str, Any]:
+        with lock:
+            return handler(
+                llama=llm, messages=request["messages"], tools=request["tools"], tool_choice="auto",
+                max_tokens=request["max_tokens"], temperature=request.get("temperature", 0.2), stream=False,
+            )  # fmt: skip
+
+    builder = PartialBuilder(AssistantMessage(api=model.api, provider=model.provider, model=model.id))
+    yield builder.start()
+    try:
+        response = await asyncio.to_thread(generate)
+    except Exception as e:
+        raise _explain(e, model) from e
+    choice = response["choices"][0]
+    message = choice.get("message") or {}
+    if message.get("content"):
+        yield builder.open(TextContent(text=""))
+        index = len(builder.message.content) - 1
+        yield builder.delta(index, message["content"])
+        yield builder.close(index)
+    for call in message.get("tool_calls") or []:
+        yield builder.open(ToolCall(id=call["id"], name=call["function"]["name"], arguments={}))
+        index = len(builder.message.content) - 1
+        yield builder.delta(index, call["function"]["arguments"] or "{}")
+        yield builder.close(index)
+    final = builder.message
+    has_calls = any(b.type == "toolCall" for b in final.content)
+    final.stop_reason = (
+        "toolUse" if has_calls else ("length" if choice.get("finish_reason") == "length" else "stop")
+    )
+    usage = response.get("usage") or {}
+    prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+    final.usage = Usage(input=prompt, output=completion, total_tokens=prompt + completion)
     final.timestamp = now_ms()
     yield final_event(final)
 
