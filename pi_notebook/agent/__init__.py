@@ -3,6 +3,7 @@
 Imports :mod:`pi_notebook.ai` only.
 """
 
+from .agent import Agent, AgentBusyError, AgentState
 from .convert import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
@@ -15,6 +16,16 @@ from .convert import (
     convert_to_llm,
     prepare_llm_messages,
     visibility,
+)
+from .loop import (
+    AfterToolCallResult,
+    AgentContext,
+    AgentLoopConfig,
+    BeforeToolCallResult,
+    agent_loop,
+    agent_loop_continue,
+    run_agent_loop,
+    run_agent_loop_continue,
 )
 from .messages import (
     AgentMessage,
@@ -32,14 +43,24 @@ from .messages import (
     registered_message_types,
     to_pi_json,
 )
+from .tool import AgentTool, AgentToolResult, ToolArgumentsError, validate_tool_arguments
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
     "BRANCH_SUMMARY_SUFFIX",
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
+    "AfterToolCallResult",
+    "Agent",
+    "AgentBusyError",
+    "AgentContext",
+    "AgentLoopConfig",
     "AgentMessage",
+    "AgentState",
+    "AgentTool",
+    "AgentToolResult",
     "BashExecutionMessage",
+    "BeforeToolCallResult",
     "BranchSummaryMessage",
     "CompactionSummaryMessage",
     "ContextPipelineError",
@@ -48,7 +69,10 @@ __all__ = [
     "MessageTypeError",
     "MessageValidationError",
     "OpaqueMessage",
+    "ToolArgumentsError",
     "Visibility",
+    "agent_loop",
+    "agent_loop_continue",
     "aprepare_llm_messages",
     "bash_execution_to_text",
     "convert_to_llm",
@@ -57,6 +81,9 @@ __all__ = [
     "prepare_llm_messages",
     "register_message_type",
     "registered_message_types",
+    "run_agent_loop",
+    "run_agent_loop_continue",
     "to_pi_json",
+    "validate_tool_arguments",
     "visibility",
 ]
