@@ -6,6 +6,7 @@ from .keys import MissingApiKeyError
 from .models import UnknownModelError, calculate_cost, default_model, get_model, list_models
 from .options import StreamOptions
 from .overflow import is_context_overflow
+from .request import build_request, register_request_builder
 from .retry import RetrySettings, is_retryable
 from .stream import AssistantMessageStream, UnknownApiError, complete, register_provider, stream
 from .types import (
@@ -55,6 +56,7 @@ __all__ = [
     "UnknownModelError",
     "Usage",
     "UserMessage",
+    "build_request",
     "calculate_cost",
     "complete",
     "default_model",
@@ -64,5 +66,6 @@ __all__ = [
     "list_models",
     "now_ms",
     "register_provider",
+    "register_request_builder",
     "stream",
 ]
