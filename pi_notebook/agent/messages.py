@@ -246,6 +246,13 @@ def to_pi_json(message: Any) -> dict[str, Any]:
     return dump()
 
 
+def opaque_messages(messages: Sequence[Any]) -> list[tuple[int, OpaqueMessage]]:
+    """The messages this kernel could not type, with their positions: ask this to learn what a history holds
+    that will never reach the LLM because its role is unknown or invalid (``message.reason`` says which)."""
+    typed = (as_agent_message(m) for m in messages)
+    return [(i, m) for i, m in enumerate(typed) if isinstance(m, OpaqueMessage)]
+
+
 def as_agent_message(message: Any) -> Any:
     """Accept a typed message or Pi JSON; return the typed message."""
     return from_pi_json(message) if isinstance(message, dict) else message

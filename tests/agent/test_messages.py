@@ -18,6 +18,7 @@ from pi_notebook.agent import (
     convert_to_llm,
     from_pi_json,
     message_type,
+    opaque_messages,
     prepare_llm_messages,
     register_message_type,
     registered_message_types,
@@ -157,6 +158,13 @@ def test_an_unknown_role_is_kept_verbatim_and_never_sent():
     assert to_pi_json(message) == raw
     assert convert_to_llm([message, raw, user("hi")]) == [user("hi")]
     assert visibility(message).level == "ui"
+
+
+def test_opaque_messages_are_reported_when_asked():
+    history = [user("hi"), {"role": "notification", "text": "x"}, {"role": "user", "content": 5}]
+    found = opaque_messages(history)
+    assert [i for i, _ in found] == [1, 2]
+    assert "unknown role 'notification'" in found[0][1].reason and "invalid 'user'" in found[1][1].reason
 
 
 def test_an_invalid_message_of_a_known_role_is_kept_opaque_or_raises_when_strict():
