@@ -38,9 +38,7 @@ def demo_history() -> list:
             model="faux-1",
             stop_reason="toolUse",
         ),
-        ToolResultMessage(
-            tool_call_id="call_1", tool_name="read", content=[TextContent(text="assert add(2, 2) == 5")]
-        ),
+        ToolResultMessage(tool_call_id="call_1", tool_name="read", content=[TextContent(text="assert add(2, 2) == 5")]),
         AssistantMessage(
             content=[TextContent(text="The test expects 2 + 2 == 5; the assertion is wrong.")],
             api="faux",

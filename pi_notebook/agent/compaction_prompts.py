@@ -218,9 +218,7 @@ def turn_prefix_prompt(conversation: str) -> str:
 # --- files the compacted part touched ------------------------------------------------------------------
 
 
-def file_lists(
-    messages: Iterable[Any], previous_details: dict[str, Any] | None = None
-) -> tuple[list[str], list[str]]:
+def file_lists(messages: Iterable[Any], previous_details: dict[str, Any] | None = None) -> tuple[list[str], list[str]]:
     """``(read_files, modified_files)``: the ``path`` argument of ``read`` / ``write`` / ``edit`` tool calls
     in assistant messages, plus the lists of a previous compaction's details. A file both read and modified
     is listed as modified only; both lists are sorted."""

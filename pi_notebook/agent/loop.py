@@ -263,9 +263,7 @@ class _Run:
                 results += await self.skip([c for c, _, _ in runnable], announce_start=False)
                 results += await self.skip(calls[index + 1 :], announce_start=True)
                 return results, steering
-        tasks = [
-            asyncio.ensure_future(self.execute(reply, call, tool, args)) for call, tool, args in runnable
-        ]
+        tasks = [asyncio.ensure_future(self.execute(reply, call, tool, args)) for call, tool, args in runnable]
         try:
             for (call, _, _), task in zip(runnable, tasks, strict=True):
                 results.append(await self.finish(call, *await task))
@@ -436,8 +434,6 @@ def agent_loop(
     return AgentEventStream(lambda emit: run_agent_loop(prompts, context, config, emit, signal))
 
 
-def agent_loop_continue(
-    context: AgentContext, config: AgentLoopConfig, signal: Any = None
-) -> AgentEventStream:
+def agent_loop_continue(context: AgentContext, config: AgentLoopConfig, signal: Any = None) -> AgentEventStream:
     """:func:`run_agent_loop_continue` as an async iterator of events."""
     return AgentEventStream(lambda emit: run_agent_loop_continue(context, config, emit, signal))

@@ -249,11 +249,7 @@ class SessionFile:
 
     def _load_entries(self, parsed: list[tuple[int, Any]], notes: list[tuple[int, str]]) -> None:
         line, header = parsed[0] if parsed else (1, None)
-        if (
-            not isinstance(header, dict)
-            or header.get("type") != "session"
-            or not isinstance(header.get("id"), str)
-        ):
+        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
             what = "not a session header" if parsed else "the file is empty"
             notes.append((line, f"{what}: read as empty (Pi would overwrite the file); appends refused"))
             return
@@ -420,9 +416,7 @@ class SessionFile:
         parent_of: dict[int, SessionTreeNode] = {}
         for node in nodes:
             parent_id = node.entry.parent_id
-            parent = (
-                node_of.get(parent_id) if isinstance(parent_id, str) and parent_id != node.entry.id else None
-            )
+            parent = node_of.get(parent_id) if isinstance(parent_id, str) and parent_id != node.entry.id else None
             if parent is not None:
                 parent.children.append(node)
                 parent_of[id(node)] = parent
@@ -568,9 +562,7 @@ class SessionFile:
         Pi does this to the file itself when it opens a v1/v2 file; here it happens only when asked.
         """
         if self._header is None:
-            raise InvalidSessionError(
-                f"{self._path} has no valid session header; there is nothing to migrate"
-            )
+            raise InvalidSessionError(f"{self._path} has no valid session header; there is nothing to migrate")
         header = {**self._header.to_pi_json(), "version": CURRENT_SESSION_VERSION}
         lines = [dumps_line(header), *(dumps_line(e.to_pi_json()) for e in self._entries)]
         with open(path, "xb") as f:

@@ -81,9 +81,7 @@ def _walk(leaf: Any, by_id: dict[str, Any]) -> list[Any]:
     current = leaf
     while current is not None:
         if id(current) in seen:
-            warnings.warn(
-                f"parentId cycle at {current.id!r}: the path stops there", SessionWarning, stacklevel=3
-            )
+            warnings.warn(f"parentId cycle at {current.id!r}: the path stops there", SessionWarning, stacklevel=3)
             break
         seen.add(id(current))
         path.append(current)

@@ -421,9 +421,7 @@ SessionEntry = (
 )
 """Any entry of a session file (the header excluded)."""
 
-ENTRY_TYPES: dict[str, type[_EntryBase]] = {
-    c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()
-}
+ENTRY_TYPES: dict[str, type[_EntryBase]] = {c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()}
 """The entry class for each known ``type``."""
 
 

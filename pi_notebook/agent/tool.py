@@ -56,9 +56,7 @@ class AgentTool:
         """The LLM-facing definition."""
         return Tool(name=self.name, description=self.description, parameters=self.parameters)
 
-    async def run(
-        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: OnUpdate
-    ) -> AgentToolResult:
+    async def run(self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: OnUpdate) -> AgentToolResult:
         """Call ``execute`` and normalise what it returns."""
         if inspect.iscoroutinefunction(self.execute):
             out = await self.execute(tool_call_id, params, signal, on_update)
@@ -69,9 +67,7 @@ class AgentTool:
         if isinstance(out, str):
             return AgentToolResult.text(out)
         if not isinstance(out, AgentToolResult):
-            raise TypeError(
-                f"tool {self.name!r} returned {type(out).__name__}, expected AgentToolResult or str"
-            )
+            raise TypeError(f"tool {self.name!r} returned {type(out).__name__}, expected AgentToolResult or str")
         return out
 
 

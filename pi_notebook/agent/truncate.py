@@ -65,14 +65,10 @@ def _measure(content: str, max_lines: int, max_bytes: int) -> tuple[bytes, Trunc
     data = content.encode("utf-8", _ENCODING_ERRORS)
     lines, size = data.count(b"\n") + 1, len(data)
     over = lines > max_lines or size > max_bytes
-    return data, TruncationResult(
-        content, over, None, lines, size, lines, size, False, False, max_lines, max_bytes
-    )
+    return data, TruncationResult(content, over, None, lines, size, lines, size, False, False, max_lines, max_bytes)
 
 
-def _limited_by(
-    kept_lines: int, kept_bytes: int, max_lines: int, max_bytes: int
-) -> Literal["lines", "bytes"]:
+def _limited_by(kept_lines: int, kept_bytes: int, max_lines: int, max_bytes: int) -> Literal["lines", "bytes"]:
     # Pi reports "lines" whenever the kept output reached the line limit within the byte limit, even
     # when the byte limit is what actually stopped it (tail with maxLines 1 and a cut last line).
     return "lines" if kept_lines >= max_lines and kept_bytes <= max_bytes else "bytes"

@@ -185,9 +185,7 @@ class PartialBuilder:
     def open(self, block: TextContent | ThinkingContent | ToolCall) -> _Event:
         self.message.content.append(block)
         index = len(self.message.content) - 1
-        cls = {"text": TextStartEvent, "thinking": ThinkingStartEvent, "toolCall": ToolCallStartEvent}[
-            block.type
-        ]
+        cls = {"text": TextStartEvent, "thinking": ThinkingStartEvent, "toolCall": ToolCallStartEvent}[block.type]
         return cls(content_index=index, partial=self.snapshot())
 
     def delta(self, index: int, delta: str) -> _Event:
@@ -210,9 +208,7 @@ class PartialBuilder:
             return ThinkingEndEvent(content_index=index, content=block.thinking, partial=self.snapshot())
         if index in self._json:
             block.arguments = parse_partial_json(self._json.pop(index))
-        return ToolCallEndEvent(
-            content_index=index, tool_call=block.model_copy(deep=True), partial=self.snapshot()
-        )
+        return ToolCallEndEvent(content_index=index, tool_call=block.model_copy(deep=True), partial=self.snapshot())
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:

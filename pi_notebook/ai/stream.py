@@ -129,9 +129,7 @@ class AssistantMessageStream:
         yield ErrorEvent(reason=reason, error=message)
 
 
-async def _next_or_abort(
-    iterator: AsyncIterator[AssistantMessageEvent], signal: Any
-) -> AssistantMessageEvent:
+async def _next_or_abort(iterator: AsyncIterator[AssistantMessageEvent], signal: Any) -> AssistantMessageEvent:
     if signal is None:
         return await iterator.__anext__()
     if signal.is_set():

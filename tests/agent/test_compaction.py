@@ -219,8 +219,7 @@ def test_compact_summarises_before_the_cut_and_appends_the_file_lists():
     out = run(compact(messages, small_model(), SETTINGS, previous_details={"readFiles": ["z.py"]}))
     assert out.first_kept_index == 6 and out.tokens_before == estimate_context_tokens(messages)
     assert out.summary == (
-        "THE SUMMARY\n\n<read-files>\nsrc/a.py\nz.py\n</read-files>"
-        "\n\n<modified-files>\nsrc/b.py\n</modified-files>"
+        "THE SUMMARY\n\n<read-files>\nsrc/a.py\nz.py\n</read-files>\n\n<modified-files>\nsrc/b.py\n</modified-files>"
     )
     assert out.details == {"readFiles": ["src/a.py", "z.py"], "modifiedFiles": ["src/b.py"]}
     assert prompt_text(faux.calls[0]).startswith("<conversation>\n[User]: read a.py and write b.py\n\n")

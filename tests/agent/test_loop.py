@@ -175,9 +175,7 @@ def test_hooks_can_block_a_call_and_rewrite_a_result():
     def after(ctx, signal):
         return AfterToolCallResult(content=[TextContent(text=ctx.result.content[0].text.upper())])
 
-    faux.set_responses(
-        [[faux.tool_call("echo", {"text": "rm -rf"}), faux.tool_call("echo", {"text": "ok"})], "fine"]
-    )
+    faux.set_responses([[faux.tool_call("echo", {"text": "rm -rf"}), faux.tool_call("echo", {"text": "ok"})], "fine"])
     agent, _ = recording_agent(tools=[echo_tool()], before_tool_call=before, after_tool_call=after)
     run(agent.prompt("p"))
     assert tool_texts(agent.messages) == ["Not on my watch", "ECHO: OK"]
@@ -192,9 +190,7 @@ def test_steering_skips_the_remaining_tool_calls_and_is_sent_next():
         return "first done"
 
     agent.set_tools([make_tool("first", first), echo_tool()])
-    faux.set_responses(
-        [[faux.tool_call("first", {}), faux.tool_call("echo", {"text": "never"})], "Switching."]
-    )
+    faux.set_responses([[faux.tool_call("first", {}), faux.tool_call("echo", {"text": "never"})], "Switching."])
     run(agent.prompt("p"))
     assert tool_texts(agent.messages) == ["first done", "Skipped due to queued user message."]
     roles = [m.role for m in agent.messages]

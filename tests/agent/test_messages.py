@@ -326,9 +326,7 @@ def test_async_stages_run_in_aprepare_and_are_refused_by_the_sync_pipeline():
         await asyncio.sleep(0)
         return messages[:1]
 
-    assert texts(asyncio.run(aprepare_llm_messages(tool_turn(), transform_context=transform))) == [
-        "list files"
-    ]
+    assert texts(asyncio.run(aprepare_llm_messages(tool_turn(), transform_context=transform))) == ["list files"]
     with pytest.raises(ContextPipelineError, match="aprepare_llm_messages"):
         prepare_llm_messages(tool_turn(), transform_context=transform)
 

@@ -154,11 +154,7 @@ def test_fixture_entries_reserialize_as_pi_wrote_them(name: str, tmp_path: Path)
                 value = json.loads(line)
             except ValueError:
                 continue
-            if (
-                isinstance(value, dict)
-                and value.get("type") != "session"
-                and isinstance(value.get("id"), str)
-            ):
+            if isinstance(value, dict) and value.get("type") != "session" and isinstance(value.get("id"), str):
                 lines[value["id"]] = line
         for entry in session.entries:
             ours, theirs = dumps_line(entry.to_pi_json()), lines[entry.id]

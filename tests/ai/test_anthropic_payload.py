@@ -70,9 +70,7 @@ def with_documented_repairs(messages: list[dict]) -> list[dict]:
         if message["role"] == "user" and isinstance(message["content"], list):
             before = out[-1] if out and out[-1]["role"] == "assistant" else {"content": []}
             allowed = {block["id"] for block in before["content"] if block["type"] == "tool_use"}
-            content = [
-                b for b in message["content"] if b["type"] != "tool_result" or b["tool_use_id"] in allowed
-            ]
+            content = [b for b in message["content"] if b["type"] != "tool_result" or b["tool_use_id"] in allowed]
             if not content:
                 continue  # repair 1 emptied it
             message = {**message, "content": content}
@@ -130,9 +128,7 @@ def test_repair_checker_is_not_vacuous():
     mark = {"type": "ephemeral"}
     cached_orphan = {"role": "user", "content": [{**synthetic("gone"), "cache_control": mark}]}
     cached_hi = {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]}
-    assert_equal_up_to_repairs(
-        {**pi, "messages": [cached_hi]}, {**pi, "messages": [*pi["messages"], cached_orphan]}
-    )
+    assert_equal_up_to_repairs({**pi, "messages": [cached_hi]}, {**pi, "messages": [*pi["messages"], cached_orphan]})
 
 
 # --- conformance ---------------------------------------------------------------------------------------
@@ -157,9 +153,7 @@ def test_the_api_key_never_reaches_the_body(case):
 @pytest.mark.parametrize("case", cases("anthropic_payload.json"))
 def test_accepts_objects_and_snake_case_options(case):
     given = case["input"]
-    context = Context.model_validate(
-        {k: given[k] for k in ("systemPrompt", "messages", "tools") if k in given}
-    )
+    context = Context.model_validate({k: given[k] for k in ("systemPrompt", "messages", "tools") if k in given})
     options = StreamOptions.coerce(given["options"])
     body = build_anthropic_request(Model.model_validate(given["model"]), context, options, repair=False)
     assert body == case["expected"]
@@ -285,12 +279,8 @@ def test_cache_breakpoint_placement():
     body = build_anthropic_request(SONNET, {"messages": [user("hi"), turn(text("hello"), stop="stop")]}, KEY)
     assert "cache_control" not in json.dumps(body["messages"])  # last message is the assistant's
     body = build_anthropic_request(SONNET, {"messages": [user("hi")], "systemPrompt": "S"}, KEY)
-    assert body["messages"] == [
-        {"role": "user", "content": [{**text("hi"), "cache_control": {"type": "ephemeral"}}]}
-    ]
-    body = build_anthropic_request(
-        SONNET, {"messages": [user("hi")], "systemPrompt": "S"}, {"cacheRetention": "none"}
-    )
+    assert body["messages"] == [{"role": "user", "content": [{**text("hi"), "cache_control": {"type": "ephemeral"}}]}]
+    body = build_anthropic_request(SONNET, {"messages": [user("hi")], "systemPrompt": "S"}, {"cacheRetention": "none"})
     assert "cache_control" not in json.dumps(body)
 
 
@@ -305,9 +295,7 @@ def test_pi_cache_retention_env(monkeypatch):
     explicit = build_anthropic_request(SONNET, context, {**KEY, "cacheRetention": "short"})
     assert explicit["system"][0]["cache_control"] == {"type": "ephemeral"}
     monkeypatch.setenv("PI_CACHE_RETENTION", "LONG")  # only the exact value counts, as in Pi
-    assert build_anthropic_request(SONNET, context, KEY)["system"][0]["cache_control"] == {
-        "type": "ephemeral"
-    }
+    assert build_anthropic_request(SONNET, context, KEY)["system"][0]["cache_control"] == {"type": "ephemeral"}
 
 
 @pytest.mark.parametrize(
@@ -360,9 +348,7 @@ def test_temperature_only_without_thinking():
         SONNET, context, {**KEY, "temperature": 0.5, "reasoning": "low"}
     )
     no_reasoning = model(reasoning=False)
-    assert "temperature" not in build_anthropic_request(
-        no_reasoning, context, {"temperature": 1, "reasoning": "low"}
-    )
+    assert "temperature" not in build_anthropic_request(no_reasoning, context, {"temperature": 1, "reasoning": "low"})
 
 
 def test_metadata_user_id_and_tool_choice():

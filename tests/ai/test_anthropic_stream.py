@@ -97,9 +97,7 @@ def types(events):
 
 def test_plain_text_streams_pis_events_and_a_final_message_with_usage_and_cost(server):
     text = wire.text_block(0, "Hello", " there")
-    server.add(
-        Reply(chunks=wire.response(text, input_tokens=25, cache_read=10, cache_write=5, output_tokens=15))
-    )
+    server.add(Reply(chunks=wire.response(text, input_tokens=25, cache_read=10, cache_write=5, output_tokens=15)))
     model = model_for(server)
     events, final = run(server, model=model)
     assert types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]

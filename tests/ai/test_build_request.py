@@ -14,9 +14,7 @@ def test_dispatches_to_each_providers_builder():
     for spec, builder in (("anthropic/claude-sonnet-4-5", build_anthropic_request),
                           ("openai/gpt-4o-mini", build_openai_completions_request)):  # fmt: skip
         model = get_model(spec)
-        assert build_request(model, CONTEXT, max_tokens=100) == builder(
-            model, CONTEXT, StreamOptions(max_tokens=100)
-        )
+        assert build_request(model, CONTEXT, max_tokens=100) == builder(model, CONTEXT, StreamOptions(max_tokens=100))
 
 
 def test_the_body_never_holds_the_key_and_needs_none():

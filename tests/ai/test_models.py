@@ -193,9 +193,7 @@ def test_openai_compatible_base_url(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://vllm:8000/v1")
     assert get_model("openai-compatible/m").base_url == "http://vllm:8000/v1"
     assert get_model("openai-compatible/m", base_url="http://other/v1").base_url == "http://other/v1"
-    assert (
-        get_model("openai-compatible/m", baseUrl="http://pi-spelling/v1").base_url == "http://pi-spelling/v1"
-    )
+    assert get_model("openai-compatible/m", baseUrl="http://pi-spelling/v1").base_url == "http://pi-spelling/v1"
 
 
 def test_openai_compatible_without_base_url_explains_both_ways():
@@ -327,7 +325,4 @@ def test_cost_of_free_models_is_integer_zero():
     usage = Usage(input=123, output=45)
     cost = calculate_cost(get_model("local"), usage)
     assert cost.to_pi_json() == {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    assert (
-        json.dumps(cost.to_pi_json())
-        == '{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}'
-    )
+    assert json.dumps(cost.to_pi_json()) == '{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}'

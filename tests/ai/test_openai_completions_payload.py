@@ -47,9 +47,7 @@ def build(case: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """Call the builder the way Pi's entry point was called for this case."""
     raw = case["input"]
     context = {key: raw[key] for key in ("systemPrompt", "messages", "tools") if key in raw}
-    return build_openai_completions_request(
-        Model.model_validate(raw["model"]), context, raw["options"], **kwargs
-    )
+    return build_openai_completions_request(Model.model_validate(raw["model"]), context, raw["options"], **kwargs)
 
 
 # --- the checker: Pi's payload = ours with each verified deviation undone -------------------------------
@@ -62,17 +60,11 @@ def pi_history(case: dict[str, Any]) -> list[Any]:
 
 
 def assistant_texts(message: AssistantMessage) -> list[str]:
-    return [
-        sanitize_surrogates(b.text)
-        for b in message.content
-        if isinstance(b, TextContent) and not is_blank(b.text)
-    ]
+    return [sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and not is_blank(b.text)]
 
 
 def assistant_thoughts(message: AssistantMessage) -> list[str]:
-    return [
-        b.thinking for b in message.content if isinstance(b, ThinkingContent) and not is_blank(b.thinking)
-    ]
+    return [b.thinking for b in message.content if isinstance(b, ThinkingContent) and not is_blank(b.thinking)]
 
 
 def pi_joinings(text: str, blocks: set[str]) -> set[str]:
@@ -178,11 +170,7 @@ def comparable(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         content = message.get("content")
         if message == {"role": "assistant", "content": ASSISTANT_BRIDGE_TEXT}:
             continue
-        if (
-            message["role"] == "user"
-            and isinstance(content, list)
-            and content[0].get("text") == TOOL_IMAGES_TEXT
-        ):
+        if message["role"] == "user" and isinstance(content, list) and content[0].get("text") == TOOL_IMAGES_TEXT:
             continue
         if isinstance(content, list):
             for part in content:
@@ -208,9 +196,7 @@ def check_repair(repaired: dict[str, Any], plain: dict[str, Any]) -> None:
     added = [m for m in msgs if m not in kept]
     assert all(m["role"] == "tool" and m["content"] == NO_RESULT_TEXT for m in added)
     assert [m for m in msgs if m not in added] == kept
-    assert {k: v for k, v in repaired.items() if k != "messages"} == {
-        k: v for k, v in plain.items() if k != "messages"
-    }
+    assert {k: v for k, v in repaired.items() if k != "messages"} == {k: v for k, v in plain.items() if k != "messages"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in CASES])
@@ -254,9 +240,7 @@ def model(**changes: Any) -> Model:
     return Model.model_validate({**MODEL, **changes})
 
 
-def assistant(
-    content: list[dict], *, who: dict[str, str] | None = None, stop: str = "stop"
-) -> dict[str, Any]:
+def assistant(content: list[dict], *, who: dict[str, str] | None = None, stop: str = "stop") -> dict[str, Any]:
     who = who or {"api": "openai-completions", "provider": "openai", "model": "gpt-4o-mini"}
     return {"role": "assistant", "content": content, **who, "stopReason": stop, "timestamp": 1}
 
@@ -453,6 +437,4 @@ def test_tool_call_ids_from_other_apis():
 
 def test_tool_call_arguments_are_javascript_json():
     args = {"b": 1.0, "2": [1e21, 1e-7, 0.5, None], "1": 'é\n"\ud800😀', "a": {"x": True}}
-    assert (
-        js_json_stringify(args) == '{"1":"é\\n\\"\\ud800😀","2":[1e+21,1e-7,0.5,null],"b":1,"a":{"x":true}}'
-    )
+    assert js_json_stringify(args) == '{"1":"é\\n\\"\\ud800😀","2":[1e+21,1e-7,0.5,null],"b":1,"a":{"x":true}}'

@@ -83,9 +83,7 @@ def usage_chunk(prompt=20, completion=7, cached=0, reasoning=0):
         "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0},
     }
-    return sse(
-        {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "choices": [], "usage": usage}
-    )
+    return sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "choices": [], "usage": usage})
 
 
 def role():
@@ -308,9 +306,7 @@ def history_context():
         stop_reason="toolUse",
         timestamp=2,
     )
-    result = ToolResultMessage(
-        tool_call_id="call_1", tool_name="read", content=[{"type": "text", "text": "hi"}]
-    )
+    result = ToolResultMessage(tool_call_id="call_1", tool_name="read", content=[{"type": "text", "text": "hi"}])
     return Context(
         system_prompt="You are terse.",
         messages=[

@@ -104,9 +104,7 @@ def test_an_empty_queue_or_a_failing_factory_is_an_error_message_not_an_exceptio
 
 
 def test_a_scripted_error_keeps_its_partial_content():
-    faux.set_responses(
-        [faux.message([faux.text("half an ans")], stop_reason="error", error_message="overloaded")]
-    )
+    faux.set_responses([faux.message([faux.text("half an ans")], stop_reason="error", error_message="overloaded")])
     events, final = run(collect(stream(faux.model(), ask())))
     assert events[-1].type == "error" and events[-1].reason == "error"
     assert final.content[0].text == "half an ans" and final.error_message == "overloaded"

@@ -152,9 +152,7 @@ def test_open_calls_at_the_end_are_answered():
 
 
 def test_errored_last_message_does_not_open_calls():
-    errored = assistant(
-        ToolCall(id="t9", name="bash"), stop_reason="aborted", error_message="Request was aborted"
-    )
+    errored = assistant(ToolCall(id="t9", name="bash"), stop_reason="aborted", error_message="Request was aborted")
     user = UserMessage(content="go", timestamp=1)
     assert transform_messages([user, errored], MODEL) == [user]
 

@@ -93,9 +93,7 @@ def write_session(path: Path, entries: int, *, compactions: bool = True, seed: i
             if turn % 13 == 0:
                 session.append_label_change(prompt.id, f"turn {turn}")
             if compactions and turn % 300 == 0:
-                session.append_compaction(
-                    text(rng, 200), prompt.id, 120_000, {"readFiles": [], "modifiedFiles": []}
-                )
+                session.append_compaction(text(rng, 200), prompt.id, 120_000, {"readFiles": [], "modifiedFiles": []})
             if turn == 50:  # one abandoned branch
                 session.branch_with_summary(prompt.id, text(rng, 30))
 

@@ -59,14 +59,10 @@ def _with_status(text: str, status: str) -> str:
 def create_bash_tool(cwd: str | os.PathLike[str]) -> AgentTool:
     """The ``bash`` tool, running commands in ``cwd``."""
 
-    async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: OnUpdate | None = None
-    ):
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: OnUpdate | None = None):
         command, timeout = params["command"], params.get("timeout")
         if not os.path.isdir(cwd):
-            raise ToolError(
-                f"Working directory does not exist: {os.fspath(cwd)}\nCannot execute bash commands."
-            )
+            raise ToolError(f"Working directory does not exist: {os.fspath(cwd)}\nCannot execute bash commands.")
 
         def progress(partial: ShellResult) -> None:
             # Like Pi, a partial result is the bare tail (no notice); details say whether it is cut.
@@ -96,6 +92,4 @@ def create_bash_tool(cwd: str | os.PathLike[str]) -> AgentTool:
             raise ToolError(f"{text}\n\nCommand exited with code {result.exit_code}")
         return AgentToolResult.text(text, details=details)
 
-    return AgentTool(
-        name="bash", label="bash", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="bash", label="bash", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

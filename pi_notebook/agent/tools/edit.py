@@ -93,6 +93,4 @@ def create_edit_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         details = await abortable(work, signal)
         return AgentToolResult.text(f"Successfully replaced text in {path}.", details=details)
 
-    return AgentTool(
-        name="edit", label="edit", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="edit", label="edit", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

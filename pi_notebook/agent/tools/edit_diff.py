@@ -130,9 +130,7 @@ def replace_text(content: str, old_text: str, new_text: str) -> TextMatch | None
     return TextMatch(True, matched, content[:original_start] + region + content[original_end:])
 
 
-def generate_diff_string(
-    old_content: str, new_content: str, context_lines: int = 4
-) -> tuple[str, int | None]:
+def generate_diff_string(old_content: str, new_content: str, context_lines: int = 4) -> tuple[str, int | None]:
     """Pi's line-numbered diff of two LF texts, and the first changed line number in the new text.
 
     Lines read ``+<n> text`` (added, new numbering), ``-<n> text`` (removed, old numbering) and

@@ -123,9 +123,7 @@ def create_find_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         if fd is not None:
             results = await abortable(_fd_find(fd, search_path, pattern, limit), signal)
         else:
-            results = await abortable(
-                asyncio.to_thread(_python_find, search_path, pattern, limit, signal), signal
-            )
+            results = await abortable(asyncio.to_thread(_python_find, search_path, pattern, limit, signal), signal)
         if not results:
             return AgentToolResult.text("No files found matching pattern")
 
@@ -133,9 +131,7 @@ def create_find_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         details: dict[str, Any] = {}
         notices: list[str] = []
         if len(results) >= limit:
-            notices.append(
-                f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
+            notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
             details["resultLimitReached"] = limit
         if truncation.truncated:
             notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
@@ -143,6 +139,4 @@ def create_find_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
         return AgentToolResult.text(text, details=details or None)
 
-    return AgentTool(
-        name="find", label="find", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="find", label="find", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

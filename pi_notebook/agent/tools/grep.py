@@ -84,9 +84,7 @@ def _python_matches(
     files: Iterable[tuple[str, str]]
     if os.path.isdir(search_path):
         walked = walk(search_path, should_stop=lambda: is_aborted(signal))
-        files = (
-            (path, rel) for path, rel, is_dir in walked if not is_dir
-        )  # lazily: the limit stops the walk
+        files = ((path, rel) for path, rel, is_dir in walked if not is_dir)  # lazily: the limit stops the walk
         wanted = _glob_filter(glob)
     else:
         # An explicitly named file is always searched, as with rg.
@@ -174,9 +172,7 @@ def _format(matches: list[Match], search_path: str, context: int, cache: dict) -
         if not lines:
             output.append(f"{name}:{number}: (unable to read file)")
             continue
-        first, last = (
-            (max(1, number - context), min(len(lines), number + context)) if context else (number, number)
-        )
+        first, last = (max(1, number - context), min(len(lines), number + context)) if context else (number, number)
         for current in range(first, last + 1):
             text, cut = truncate_line((lines[current - 1] if current <= len(lines) else "").replace("\r", ""))
             any_cut = any_cut or cut
@@ -226,21 +222,15 @@ def create_grep_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         details: dict[str, Any] = {}
         notices: list[str] = []
         if len(matches) >= limit:
-            notices.append(
-                f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
+            notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
             details["matchLimitReached"] = limit
         if truncation.truncated:
             notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
             details["truncation"] = truncation.to_pi_json()
         if any_cut:
-            notices.append(
-                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-            )
+            notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
             details["linesTruncated"] = True
         text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
         return AgentToolResult.text(text, details=details or None)
 
-    return AgentTool(
-        name="grep", label="grep", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="grep", label="grep", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

@@ -120,6 +120,4 @@ def create_read_tool(cwd: str | os.PathLike[str]) -> AgentTool:
             return AgentToolResult(content=[TextContent(text=f"Read image file [{mime_type}]"), image])
         return _text_result(data, path, params.get("offset"), params.get("limit"))
 
-    return AgentTool(
-        name="read", label="read", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="read", label="read", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

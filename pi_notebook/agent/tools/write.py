@@ -63,6 +63,4 @@ def create_write_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         # Pi reports the JavaScript string length, not the number of bytes written.
         return AgentToolResult.text(f"Successfully wrote {js_length(content)} bytes to {path}")
 
-    return AgentTool(
-        name="write", label="write", description=DESCRIPTION, parameters=PARAMETERS, execute=execute
-    )
+    return AgentTool(name="write", label="write", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

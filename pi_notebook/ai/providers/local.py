@@ -9,6 +9,7 @@ generation between two tokens.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import json
 import os
@@ -49,9 +50,7 @@ def resolve_gguf(model_id: str) -> Path:
         return default_gguf_path()
     path = Path(model_id).expanduser()
     if not path.is_file():
-        raise LocalModelError(
-            f"No GGUF file at {path} (local models are '{DEFAULT_LOCAL_ID}' or a .gguf path)"
-        )
+        raise LocalModelError(f"No GGUF file at {path} (local models are '{DEFAULT_LOCAL_ID}' or a .gguf path)")
     return path
 
 
@@ -63,6 +62,8 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
         raise LocalModelError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from e
     threads = max(1, min(4, os.cpu_count() or 1))
     llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
+    # Free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails noisily).
+    atexit.register(llm.close)
     return llm, threading.Lock()  # one generation at a time per loaded model
 
 
@@ -232,9 +233,7 @@ async def _complete_with_tools(model: Model, llm: Any, lock: threading.Lock, req
         yield builder.close(index)
     final = builder.message
     has_calls = any(b.type == "toolCall" for b in final.content)
-    final.stop_reason = (
-        "toolUse" if has_calls else ("length" if choice.get("finish_reason") == "length" else "stop")
-    )
+    final.stop_reason = "toolUse" if has_calls else ("length" if choice.get("finish_reason") == "length" else "stop")
     usage = response.get("usage") or {}
     prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
     final.usage = Usage(input=prompt, output=completion, total_tokens=prompt + completion)

@@ -199,9 +199,7 @@ class _ChunkTranslator:
         if self.kind != kind:
             # openai-completions records which delta field carried the reasoning, to send it back there.
             block = (
-                TextContent(text="")
-                if kind == "text"
-                else ThinkingContent(thinking="", thinking_signature=signature)
+                TextContent(text="") if kind == "text" else ThinkingContent(thinking="", thinking_signature=signature)
             )
             yield from self._open(kind, block)
         yield self.builder.delta(self.open[-1], text)
@@ -248,9 +246,7 @@ class _ChunkTranslator:
                 continue
             if not (detail.get("id") and detail.get("data")):
                 continue
-            call = next(
-                (b for b in self.message.content if isinstance(b, ToolCall) and b.id == detail["id"]), None
-            )
+            call = next((b for b in self.message.content if isinstance(b, ToolCall) and b.id == detail["id"]), None)
             if call is not None:
                 call.thought_signature = js_json_stringify(detail)
             else:

@@ -204,9 +204,7 @@ def _convert_user(message: UserMessage, sees_images: bool) -> dict[str, Any] | N
 
 def _convert_assistant(message: AssistantMessage, compat: OpenAICompat) -> dict[str, Any] | None:
     texts = [
-        sanitize_surrogates(b.text)
-        for b in message.content
-        if isinstance(b, TextContent) and not is_blank(b.text)
+        sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and not is_blank(b.text)
     ]
     thoughts = [b for b in message.content if isinstance(b, ThinkingContent) and not is_blank(b.thinking)]
     calls = [b for b in message.content if isinstance(b, ToolCall)]
@@ -248,9 +246,7 @@ def _convert_assistant(message: AssistantMessage, compat: OpenAICompat) -> dict[
     return out
 
 
-def _convert_tool_result(
-    result: ToolResultMessage, compat: OpenAICompat, sees_images: bool
-) -> dict[str, Any]:
+def _convert_tool_result(result: ToolResultMessage, compat: OpenAICompat, sees_images: bool) -> dict[str, Any]:
     text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     has_images = any(isinstance(block, ImageContent) for block in result.content)
     if not text:
@@ -315,9 +311,7 @@ def _reasoning_effort(model: Model, reasoning: str | None) -> str | None:
     return reasoning
 
 
-def _add_thinking_params(
-    params: dict[str, Any], model: Model, compat: OpenAICompat, effort: str | None
-) -> None:
+def _add_thinking_params(params: dict[str, Any], model: Model, compat: OpenAICompat, effort: str | None) -> None:
     fmt = compat.thinking_format
     if model.reasoning and fmt in ("zai", "qwen"):
         # These servers think by default: say explicitly when thinking is off.
@@ -344,9 +338,7 @@ def _add_routing(params: dict[str, Any], model: Model) -> None:
         params["provider"] = copy.deepcopy(routing)
     routing = compat_value(model, "vercel_gateway_routing")
     if "ai-gateway.vercel.sh" in base_url and isinstance(routing, dict):
-        gateway = {
-            key: copy.deepcopy(routing[key]) for key in ("only", "order") if _js_truthy(routing.get(key))
-        }
+        gateway = {key: copy.deepcopy(routing[key]) for key in ("only", "order") if _js_truthy(routing.get(key))}
         if gateway:
             params["providerOptions"] = {"gateway": gateway}
 
@@ -381,9 +373,7 @@ _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 def _js_string(text: str) -> str:
     # Two halves of a pair stored as two code points are one character to JavaScript.
-    text = _SURROGATE_PAIR.sub(
-        lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text
-    )
+    text = _SURROGATE_PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
 
     def escape(match: re.Match[str]) -> str:
         char = match.group()
@@ -399,9 +389,7 @@ def _js_key(key: Any) -> str:
 
 
 def _is_array_index(key: str) -> bool:
-    return (key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii())) and int(
-        key
-    ) < 2**32 - 1
+    return (key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii())) and int(key) < 2**32 - 1
 
 
 def _js_number(number: float) -> str:

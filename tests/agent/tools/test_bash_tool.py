@@ -45,12 +45,8 @@ def test_truncation_by_lines_names_the_full_output_file(tmp_path):
 
 def test_truncation_by_bytes(tmp_path):
     # 1000 lines of 100 bytes: under the line limit, over 50 KB.
-    text = text_of(
-        call(create_bash_tool(tmp_path), command="for i in $(seq 1 1000); do printf '%099d\\n' $i; done")
-    )
-    notice = re.search(
-        r"\n\n\[Showing lines (\d+)-1001 of 1001 \(50\.0KB limit\)\. Full output: (.+)\]$", text
-    )
+    text = text_of(call(create_bash_tool(tmp_path), command="for i in $(seq 1 1000); do printf '%099d\\n' $i; done"))
+    notice = re.search(r"\n\n\[Showing lines (\d+)-1001 of 1001 \(50\.0KB limit\)\. Full output: (.+)\]$", text)
     assert notice, text[-200:]
     # 512 lines of 100 bytes (with their newlines) plus the empty line after the last newline.
     assert int(notice.group(1)) == 1001 - 513 + 1
@@ -60,9 +56,7 @@ def test_truncation_by_bytes(tmp_path):
 
 def test_a_single_huge_line_shows_its_end(tmp_path):
     text = text_of(call(create_bash_tool(tmp_path), command="head -c 60000 /dev/zero | tr '\\0' x"))
-    notice = re.search(
-        r"\n\n\[Showing last 50\.0KB of line 1 \(line is 58\.6KB\)\. Full output: (.+)\]$", text
-    )
+    notice = re.search(r"\n\n\[Showing last 50\.0KB of line 1 \(line is 58\.6KB\)\. Full output: (.+)\]$", text)
     assert notice, text[-200:]
     assert text[: notice.start()] == "x" * 51200
     os.unlink(notice.group(1))
@@ -82,9 +76,7 @@ def test_abort_raises_command_aborted_with_output(tmp_path):
 def test_abort_before_start(tmp_path):
     controller = AbortController()
     controller.abort()
-    assert (
-        error_of(create_bash_tool(tmp_path), signal=controller.signal, command="echo hi") == "Command aborted"
-    )
+    assert error_of(create_bash_tool(tmp_path), signal=controller.signal, command="echo hi") == "Command aborted"
 
 
 def test_timeout(tmp_path):

@@ -60,8 +60,7 @@ def test_crlf_old_text_matches_too(tmp_path):
 def test_not_found(tmp_path):
     (tmp_path / "f.txt").write_text("abc")
     assert error_of(create_edit_tool(tmp_path), path="f.txt", oldText="xyz", newText="q") == (
-        "Could not find the exact text in f.txt. "
-        "The old text must match exactly including all whitespace and newlines."
+        "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines."
     )
 
 
@@ -82,18 +81,13 @@ def test_identical_replacement(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    assert (
-        error_of(create_edit_tool(tmp_path), path="no.txt", oldText="a", newText="b")
-        == "File not found: no.txt"
-    )
+    assert error_of(create_edit_tool(tmp_path), path="no.txt", oldText="a", newText="b") == "File not found: no.txt"
 
 
 def test_abort(tmp_path):
     (tmp_path / "f.txt").write_text("a")
     controller = AbortController()
     controller.abort()
-    message = error_of(
-        create_edit_tool(tmp_path), signal=controller.signal, path="f.txt", oldText="a", newText="b"
-    )
+    message = error_of(create_edit_tool(tmp_path), signal=controller.signal, path="f.txt", oldText="a", newText="b")
     assert message == "Operation aborted"
     assert (tmp_path / "f.txt").read_text() == "a"

@@ -77,9 +77,7 @@ def test_long_lines_and_byte_limit(grep, tmp_path):
     result = call(grep, pattern="hit", limit=1000)
     body, notice = text_of(result).split("\n\n")
     assert body.splitlines()[0] == "f.txt:1: hit " + "x" * 496 + "... [truncated]"
-    assert (
-        notice == "[50.0KB limit reached. Some lines truncated to 500 chars. Use read tool to see full lines]"
-    )
+    assert notice == "[50.0KB limit reached. Some lines truncated to 500 chars. Use read tool to see full lines]"
     assert result.details["linesTruncated"] is True and result.details["truncation"]["truncated"]
 
 

@@ -48,8 +48,7 @@ def test_offset_and_limit_with_more_lines_left(tmp_path):
 def test_offset_beyond_end(tmp_path):
     (tmp_path / "a.txt").write_text("1\n2")
     assert (
-        error_of(create_read_tool(tmp_path), path="a.txt", offset=5)
-        == "Offset 5 is beyond end of file (2 lines total)"
+        error_of(create_read_tool(tmp_path), path="a.txt", offset=5) == "Offset 5 is beyond end of file (2 lines total)"
     )
 
 
@@ -83,9 +82,7 @@ def test_other_image_signatures(tmp_path):
 
 def test_missing_file_and_directory_errors(tmp_path):
     read = create_read_tool(tmp_path)
-    assert (
-        error_of(read, path="nope.txt") == f"ENOENT: no such file or directory, access '{tmp_path}/nope.txt'"
-    )
+    assert error_of(read, path="nope.txt") == f"ENOENT: no such file or directory, access '{tmp_path}/nope.txt'"
     (tmp_path / "dir").mkdir()
     assert error_of(read, path="dir") == "EISDIR: illegal operation on a directory, read"
 

@@ -136,9 +136,7 @@ def test_abort_escalates_past_ignored_signals(tmp_path, traps):
 
     async def main():
         asyncio.get_running_loop().call_later(0.2, controller.abort)
-        return await run_shell(
-            f"trap '' {traps}; sleep 30; echo survived", cwd=tmp_path, signal=controller.signal
-        )
+        return await run_shell(f"trap '' {traps}; sleep 30; echo survived", cwd=tmp_path, signal=controller.signal)
 
     started = time.monotonic()
     result = run(main())

@@ -29,10 +29,7 @@ def test_write_error_reads_like_node(tmp_path):
 def test_write_abort(tmp_path):
     controller = AbortController()
     controller.abort()
-    assert (
-        error_of(create_write_tool(tmp_path), signal=controller.signal, path="f", content="x")
-        == "Operation aborted"
-    )
+    assert error_of(create_write_tool(tmp_path), signal=controller.signal, path="f", content="x") == "Operation aborted"
     assert not (tmp_path / "f").exists()
 
 

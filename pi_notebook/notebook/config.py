@@ -1,0 +1,68 @@
+"""Settings of the notebook extension: ``%agent_config`` and IPython's config system.
+
+In ``ipython_config.py`` / ``ipython_kernel_config.py``::
+
+    c.PiNotebook.default_model = "anthropic/claude-sonnet-4-5"
+    c.PiNotebook.session_dir = "~/.pi_sessions"
+"""
+
+from __future__ import annotations
+
+from traitlets import Int, Unicode, validate
+from traitlets.config import Configurable
+
+from ..agent.tools import TOOL_FACTORIES
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+DEFAULT_TOOLS = "read,bash,edit,write"  # Pi's default active tools
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant working inside a Jupyter notebook. The user may run shell commands; you "
+    "see their output as messages that start with 'Ran'. Use the tools you are given to read files, run "
+    "commands and edit files in the notebook's working directory. Be concise."
+)
+
+
+def parse_tools(spec: str) -> list[str]:
+    """``"read,bash"`` → ``["read", "bash"]``; ``"none"`` or ``""`` → ``[]``; unknown names: ValueError."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if names in ([], ["none"]):
+        return []
+    unknown = [n for n in names if n not in TOOL_FACTORIES]
+    if unknown:
+        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(TOOL_FACTORIES)} or none")
+    return names
+
+
+class PiNotebook(Configurable):
+    """Defaults for ``%%agent`` and where sessions are stored."""
+
+    default_model = Unicode(
+        "", help="Model for %%agent, as provider/id (e.g. anthropic/claude-sonnet-4-5). Empty: pick by keys."
+    ).tag(config=True)
+    tools = Unicode(
+        DEFAULT_TOOLS, help="Comma-separated tools for %%agent (read,bash,edit,write,grep,find,ls) or none."
+    ).tag(config=True)
+    system_prompt = Unicode(DEFAULT_SYSTEM_PROMPT, help="System prompt for %%agent.").tag(config=True)
+    thinking = Unicode("off", help="Thinking level: off, minimal, low, medium, high, xhigh.").tag(config=True)
+    session_dir = Unicode(".pi_sessions", help="Folder for session files, relative to the notebook.").tag(config=True)
+    max_turns = Int(20, help="Most LLM calls in one %%agent run (a guard against tool loops); 0 = no limit.").tag(
+        config=True
+    )
+
+    @validate("tools")
+    def _valid_tools(self, proposal):
+        parse_tools(proposal["value"])
+        return proposal["value"]
+
+    @validate("thinking")
+    def _valid_thinking(self, proposal):
+        if proposal["value"] not in THINKING_LEVELS:
+            raise ValueError(f"thinking must be one of {', '.join(THINKING_LEVELS)}")
+        return proposal["value"]
+
+    def describe(self) -> str:
+        """The settings, one per line (what ``%agent_config`` prints)."""
+        rows = [(name, getattr(self, name)) for name in self.trait_names(config=True)]
+        width = max(len(n) for n, _ in rows)
+        return "\n".join(f"{name:<{width}}  {value!r}" for name, value in sorted(rows))

@@ -1,0 +1,42 @@
+"""``%load_ext pi_notebook``: register the magics and attach the kernel to the notebook's session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import PiNotebook
+from .kernel import NotebookSession
+from .magics import PiMagics
+
+_state: dict[str, Any] = {}
+
+
+def current_session() -> NotebookSession:
+    """The kernel's session (the extension must be loaded, or one is created for plain Python)."""
+    session = _state.get("session")
+    if session is None:
+        session = NotebookSession.for_shell(None, PiNotebook())
+        _state["session"] = session
+    return session
+
+
+def load(shell: Any) -> None:
+    """Register the magics on ``shell`` and open (or reattach to) its session."""
+    previous = _state.get("session")
+    if previous is not None:
+        previous.file.close()  # a reload reattaches: release the lock first
+    config = PiNotebook(parent=shell)
+    session = NotebookSession.for_shell(shell, config)
+    _state["session"] = session
+    magics = PiMagics(shell, current_session)
+    shell.register_magics(magics)
+    shell.register_magic_function(magics.bash_excluded, "line", "bash!")
+    if session.note:
+        print(f"pi_notebook: {session.note}")
+
+
+def unload(shell: Any) -> None:
+    """Close the session file (releasing its lock)."""
+    session = _state.pop("session", None)
+    if session is not None:
+        session.file.close()

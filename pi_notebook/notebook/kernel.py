@@ -1,0 +1,252 @@
+"""The kernel's agent session: one Pi session file per notebook, the Agent, and what each magic records.
+
+Every message is recorded as it completes (the prompt, each assistant reply, each tool result, each shell
+command), so an interrupt or a crash loses nothing and a restarted kernel reattaches to the same file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..agent import Agent, BashExecutionMessage, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent.session import SessionFile, SessionLockedError, SessionMessageEntry
+from ..agent.tools import TOOL_FACTORIES
+from ..ai import Model, default_model, get_model
+from .bash import run_user_bash
+from .branching import BranchPlanner
+from .config import PiNotebook, parse_tools
+from .runner import run_blocking
+
+
+def notebook_path(shell: Any) -> Path | None:
+    """The notebook this kernel runs, as front ends tell it (JupyterLab/Notebook: ``JPY_SESSION_NAME`` or
+    ``__session__``; VS Code: ``__vsc_ipynb_file__``), or ``None`` (plain IPython)."""
+    ns = getattr(shell, "user_ns", {}) or {}
+    for candidate in (
+        ns.get("__vsc_ipynb_file__"),
+        ns.get("__session__"),
+        os.environ.get("JPY_SESSION_NAME"),
+    ):
+        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+            return Path(candidate).expanduser()
+    return None
+
+
+def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False) -> Path:
+    """Where this notebook's session lives: ``<notebook dir>/<session_dir>/<notebook name>.jsonl``; without a
+    notebook (or with ``fresh``), a new timestamped file in the session folder."""
+    notebook = notebook_path(shell)
+    base = notebook.parent if notebook is not None else Path.cwd()
+    folder = (base / Path(config.session_dir).expanduser()).resolve()
+    if notebook is not None and not fresh:
+        return folder / f"{notebook.stem}.jsonl"
+    stem = notebook.stem if notebook is not None else "ipython"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return folder / f"{stem}-{stamp}-{os.getpid()}.jsonl"
+
+
+def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
+    """Open the session at ``path`` for writing (creating it if needed). If another kernel holds it, open it
+    read-only and say why: the history is shown but this kernel records into a new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.stat().st_size > 0:
+        try:
+            return SessionFile.open(path), None
+        except SessionLockedError:
+            fresh = path.with_name(f"{path.stem}-{os.getpid()}.jsonl")
+            note = f"{path} is in use by another kernel; this kernel records into {fresh.name}"
+            return SessionFile.create(fresh, cwd=cwd, parent_session=str(path)), note
+    return SessionFile.create(path, cwd=cwd), None
+
+
+class NotebookSession:
+    """What ``pi_notebook.current_session()`` returns: the session file, the agent and the history."""
+
+    def __init__(
+        self,
+        file: SessionFile,
+        config: PiNotebook,
+        *,
+        shell: Any = None,
+        cwd: str | None = None,
+        note: str | None = None,
+    ):
+        self.file = file
+        self.shell = shell
+        self.config = config
+        self.cwd = cwd or os.getcwd()
+        self.note = note
+        self.agent = Agent(None, system_prompt=config.system_prompt)
+        self.agent.subscribe(self._on_event)
+        self._pending: list[Any] = []  # shell commands recorded while the agent streams (Pi's rule)
+        self.branches = BranchPlanner(file)
+        self.reload()
+
+    # --- history --------------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Any]:
+        """The AgentMessages of the current branch, as typed objects."""
+        return self.agent.state.messages
+
+    def llm_messages(self) -> list[Any]:
+        """What the LLM would be sent now: the history after transform_context → convert_to_llm."""
+        return prepare_llm_messages(self.messages, None, self.agent.convert_to_llm or convert_to_llm)
+
+    def reload(self) -> None:
+        """Rebuild the agent's history from the session file at its leaf."""
+        context = self.file.build_session_context()
+        self.agent.replace_messages(context.messages)
+        self._context_model = context.model
+        self._context_thinking = context.thinking_level
+
+    def record(self, message: Any) -> None:
+        """Add any registered AgentMessage to the session (stored, shown, and sent per its converter). While
+        the agent streams it is queued and recorded before the next prompt, so tool calls and results stay
+        together."""
+        if self.agent.is_streaming:
+            self._pending.append(message)
+            return
+        self.file.append_message(message)
+        self.agent.append_message(message)
+
+    def _flush_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for message in pending:
+            self.record(message)
+
+    def _on_event(self, event: Any) -> None:
+        if event.type == "message_end":
+            self.file.append_message(event.message)
+
+    # --- running ----------------------------------------------------------------------------------------
+
+    def resolve_model(self, spec: str | None) -> Model:
+        spec = spec or self.config.default_model
+        return get_model(spec) if spec else default_model()
+
+    def prepare_run(
+        self,
+        *,
+        model: Model,
+        system_prompt: str | None,
+        tools: Sequence[str] | None,
+        thinking: str | None,
+        max_turns: int | None,
+        cell_id: str | None,
+    ) -> None:
+        """Configure the agent for one ``%%agent`` run and record what changed (model, thinking level, the
+        branch a re-run cell starts from)."""
+        self._flush_pending()
+        if self.branches.start_cell(cell_id):
+            self.reload()
+        if self._context_model != {"provider": model.provider, "modelId": model.id}:
+            self.file.append_model_change(model.provider, model.id)
+            self._context_model = {"provider": model.provider, "modelId": model.id}
+        level = thinking or self.config.thinking
+        if level != self._context_thinking:
+            self.file.append_thinking_level_change(level)
+            self._context_thinking = level
+        names = parse_tools(self.config.tools) if tools is None else list(tools)
+        self.agent.set_model(model)
+        self.agent.set_system_prompt(self.config.system_prompt if system_prompt is None else system_prompt)
+        self.agent.set_tools([TOOL_FACTORIES[name](self.cwd) for name in names])
+        self.agent.set_thinking_level(level)  # type: ignore[arg-type]
+        limit = self.config.max_turns if max_turns is None else max_turns
+        self.agent.max_turns = limit or None
+
+    def run_prompt(self, text: str, *, on_event: Any = None) -> tuple[list[Any], bool]:
+        """Run the agent on ``text`` until it is idle; return (new messages, interrupted)."""
+        start = len(self.messages)
+
+        async def go(post: Any) -> None:
+            unsubscribe = self.agent.subscribe(post)
+            try:
+                await self.agent.prompt(text)
+            finally:
+                unsubscribe()
+
+        _, interrupted = run_blocking(lambda post: go(post), on_event=on_event, on_interrupt=self.agent.abort)
+        return self.messages[start:], interrupted
+
+    def run_bash(
+        self, command: str, *, exclude: bool = False, timeout: float | None = None, on_event: Any = None
+    ) -> tuple[BashExecutionMessage, bool]:
+        """Run a user shell command and record it; return (message, interrupted)."""
+        from ..ai import AbortController
+
+        controller = AbortController()
+
+        async def go(post: Any) -> BashExecutionMessage:
+            return await run_user_bash(
+                command, cwd=self.cwd, exclude_from_context=exclude, timeout=timeout,
+                signal=controller.signal, post=post,
+            )  # fmt: skip
+
+        message, interrupted = run_blocking(go, on_event=on_event, on_interrupt=controller.abort)
+        assert message is not None
+        self.record(message)
+        return message, interrupted
+
+    # --- session management -----------------------------------------------------------------------------
+
+    @classmethod
+    def for_shell(cls, shell: Any, config: PiNotebook) -> NotebookSession:
+        """Attach to the notebook's session file (created on first use)."""
+        cwd = os.getcwd()
+        file, note = open_or_create(session_path_for(shell, config), cwd)
+        return cls(file, config, shell=shell, cwd=cwd, note=note)
+
+    def open_fresh(self) -> tuple[SessionFile, str | None]:
+        """A new, empty session file for this notebook."""
+        path = session_path_for(self.shell, self.config, fresh=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SessionFile.create(path, cwd=self.cwd), None
+
+    def switch_to(self, file: SessionFile, note: str | None = None) -> None:
+        """Record into another session file from now on."""
+        self.file.close()
+        self.file, self.note = file, note
+        self.branches = BranchPlanner(file)
+        self.reload()
+
+    def describe(self) -> str:
+        """File, entry count and leaf, for ``%agent_session``."""
+        leaf = self.file.leaf_id or "(empty)"
+        lines = [
+            f"session file: {self.file.path}",
+            f"entries: {len(self.file.entries)}   messages on this branch: {len(self.messages)}",
+            f"leaf: {leaf}",
+        ]
+        if self.file.session_name:
+            lines.insert(1, f"name: {self.file.session_name}")
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines)
+
+    def entry_lines(self, limit: int = 50) -> list[str]:
+        """The newest entries of the file, one line each (for ``%agent_session list``)."""
+        out = []
+        for entry in self.file.entries[-limit:]:
+            label = self.file.get_label(entry.id)
+            what = entry.type
+            if isinstance(entry, SessionMessageEntry):
+                what = f"message {entry.role}"
+                text = _preview(to_pi_json(entry.message))
+                what += f": {text}" if text else ""
+            mark = "*" if entry.id == self.file.leaf_id else " "
+            out.append(f"{mark} {entry.id}  {what}" + (f"  [{label}]" if label else ""))
+        return out
+
+
+def _preview(data: dict[str, Any], width: int = 70) -> str:
+    content = data.get("content", data.get("command", data.get("summary", "")))
+    if isinstance(content, list):
+        content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+    text = re.sub(r"\s+", " ", str(content)).strip()
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,198 @@
+"""The magics: ``%%agent``, ``%bash``, ``%bash!``, ``%agent_session``, ``%agent_config``.
+
+Each records typed AgentMessages into the kernel's session (see :mod:`.kernel`) and shows what it recorded —
+only that, never the whole history, so a saved notebook does not grow with every cell.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..ai import UnknownModelError
+from .bash import BashProgress
+from .config import THINKING_LEVELS, parse_tools
+from .live import LiveDisplay
+from .render import MessagesView
+
+# Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
+_BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
+
+
+def interpolate(template: str, namespace: dict[str, Any]) -> str:
+    """``{name}`` → the notebook variable's value; ``{{`` / ``}}`` → literal braces."""
+    try:
+        return string.Formatter().vformat(template, (), namespace)
+    except KeyError as e:
+        name = e.args[0]
+        raise UsageError(f"{{{name}}} in the prompt is not a notebook variable (write {{{{ for a brace)") from None
+    except (IndexError, ValueError, AttributeError) as e:
+        raise UsageError(f"cannot fill the prompt's {{...}} fields: {e} (write {{{{ and }}}} for braces)") from None
+
+
+def _read_system(value: str | None) -> str | None:
+    if value is None or not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as e:
+        raise UsageError(f"--system {value}: {e.strerror or e}") from e
+
+
+class _AgentRunView:
+    """Feeds agent events to a LiveDisplay: the messages completed in this run and the one streaming."""
+
+    def __init__(self, live: LiveDisplay):
+        self.live = live
+        self.done: list[Any] = []
+        self.streaming: Any = None
+
+    def __call__(self, event: Any) -> None:
+        if event.type in ("message_start", "message_update"):
+            self.streaming = event.message
+        elif event.type == "message_end":
+            self.streaming = None
+            self.done.append(event.message)
+        else:
+            return
+        self.live.show(self.done, self.streaming)
+
+
+class _BashView:
+    """Shows the tail of a running command, then the recorded message in the same place."""
+
+    def __init__(self, quiet: bool = False):
+        self.handle: Any = None
+        self.quiet = quiet
+
+    def __call__(self, item: Any) -> None:
+        if self.quiet or not isinstance(item, BashProgress):
+            return
+        bundle = {"text/plain": f"$ {item.command}\n{item.tail}"}
+        if self.handle is None:
+            self.handle = display(bundle, raw=True, display_id=True)
+        else:
+            self.handle.update(bundle, raw=True)
+
+    def finish(self, message: Any) -> None:
+        view = MessagesView([message])
+        if self.handle is None:
+            display(view)
+        else:
+            self.handle.update(view)
+
+
+@magics_class
+class PiMagics(Magics):
+    """Magics bound to one :class:`~pi_notebook.notebook.kernel.NotebookSession`."""
+
+    def __init__(self, shell: Any, session_getter: Any):
+        super().__init__(shell)
+        self._session = session_getter
+
+    @magic_arguments()
+    @argument("--model", "-m", help="provider/id, e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2, local")
+    @argument("--system", "-s", help="system prompt, or @path to read it from a file")
+    @argument("--tools", "-t", help="comma-separated: read,bash,edit,write,grep,find,ls — or none")
+    @argument("--thinking", choices=THINKING_LEVELS, help="reasoning effort")
+    @argument("--max-turns", type=int, help="most LLM calls in this run (0 = no limit)")
+    @argument("--new", action="store_true", help="start a new session first")
+    @argument("--quiet", "-q", action="store_true", help="show the result only when the run ends")
+    @cell_magic
+    def agent(self, line: str, cell: str) -> None:
+        """Run the agent on this cell's prompt, streaming its reply into the output.
+
+        The prompt may use ``{name}`` to insert a notebook variable (``{{`` for a brace). Everything is
+        recorded in the notebook's session; the stop button aborts the run and keeps what was said.
+        """
+        args = parse_argstring(self.agent, line)
+        prompt = interpolate(cell, self.shell.user_ns).strip()
+        if not prompt:
+            raise UsageError("%%agent needs a prompt in the cell body")
+        try:
+            tools = None if args.tools is None else parse_tools(args.tools)
+        except ValueError as e:
+            raise UsageError(f"--tools: {e}") from e
+        if args.max_turns is not None and args.max_turns < 0:
+            raise UsageError("--max-turns must be 0 (no limit) or more")
+        session = self._session()
+        if args.new:
+            session.switch_to(*session.open_fresh())
+        try:
+            model = session.resolve_model(args.model)
+        except (UnknownModelError, ValueError) as e:
+            raise UsageError(f"--model: {e}") from e
+        session.prepare_run(
+            model=model, system_prompt=_read_system(args.system), tools=tools, thinking=args.thinking,
+            max_turns=args.max_turns, cell_id=_cell_id(self.shell),
+        )  # fmt: skip
+        live = LiveDisplay(quiet=args.quiet)
+        view = _AgentRunView(live)
+        new, interrupted = session.run_prompt(prompt, on_event=view)
+        live.finish(new)
+        if interrupted:
+            print("Interrupted: the run was aborted; everything said so far is kept in the session.")
+
+    @magic_arguments()
+    @argument("--timeout", type=float, help="seconds before the command is stopped")
+    @argument("command", nargs="*", help="the shell command, run as typed")
+    @no_var_expand
+    @line_magic
+    def bash(self, line: str) -> None:
+        """Run a shell command; its output is recorded and the LLM sees it next turn (Pi's ``!cmd``)."""
+        self._bash(line, exclude=False, magic=self.bash)
+
+    @magic_arguments()
+    @argument("--timeout", type=float, help="seconds before the command is stopped")
+    @argument("command", nargs="*", help="the shell command, run as typed")
+    @no_var_expand
+    def bash_excluded(self, line: str) -> None:
+        """Run a shell command; shown and recorded but never sent to the LLM (Pi's ``!!cmd``)."""
+        self._bash(line, exclude=True, magic=self.bash_excluded)
+
+    def _bash(self, line: str, *, exclude: bool, magic: Any) -> None:
+        # Only the leading options go through the parser: the command itself runs exactly as typed (argument
+        # splitting would change its quoting and spacing).
+        found = _BASH_OPTIONS.match(line)
+        options, command = (found.group(1), found.group(2)) if found else ("", line)
+        args = parse_argstring(magic, options)
+        command = command.strip()
+        if not command:
+            raise UsageError("usage: %bash [--timeout S] COMMAND")
+        if args.timeout is not None and args.timeout <= 0:
+            raise UsageError("--timeout must be a positive number of seconds")
+        view = _BashView()
+        message, _ = self._session().run_bash(command, exclude=exclude, timeout=args.timeout, on_event=view)
+        view.finish(message)
+
+    @line_magic
+    def agent_session(self, line: str) -> None:
+        """Show or change the notebook's session: ``%agent_session [new | open PATH | list | branch ID |
+        label ID TEXT]``."""
+        from .commands import session_command
+
+        session_command(self._session(), line)
+
+    @line_magic
+    def agent_config(self, line: str) -> None:
+        """Show the settings, or set them: ``%agent_config default_model=ollama/llama3.2 tools=read,ls``."""
+        from .commands import config_command
+
+        config_command(self._session().config, line)
+
+
+def _cell_id(shell: Any) -> str | None:
+    """The id of the running cell, as Jupyter front ends send it in the execute request's metadata."""
+    header = getattr(getattr(shell, "kernel", None), "get_parent", lambda *a: None)("shell") or getattr(
+        shell, "parent_header", None
+    )
+    metadata = (header or {}).get("metadata") or {}
+    cell_id = metadata.get("cellId")
+    return cell_id if isinstance(cell_id, str) and cell_id else None

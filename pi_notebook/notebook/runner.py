@@ -1,0 +1,109 @@
+"""Run the agent's async work from synchronous magics, and keep the stop button working.
+
+The kernel's own event loop is busy running the cell, so agent coroutines run on a private loop in a daemon
+thread (as IPython's script magics do). The kernel's main thread waits for them, draining a queue of events
+to display (display calls must happen on the main thread to reach the right cell), and turns the
+``KeyboardInterrupt`` that Jupyter's stop button raises into a clean abort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: After an interrupt, how long to wait for the work to wind down before giving up on it.
+ABORT_GRACE_SECONDS = 5.0
+
+
+class BackgroundLoop:
+    """An asyncio event loop on a daemon thread."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="pi-notebook-loop", daemon=True)
+        self._thread.start()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def submit(self, coro: Awaitable[T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the loop; the returned future is thread-safe."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=2)
+
+
+_shared: BackgroundLoop | None = None
+_shared_lock = threading.Lock()
+
+
+def background_loop() -> BackgroundLoop:
+    """The process-wide background loop (created on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = BackgroundLoop()
+        return _shared
+
+
+class Interrupted(Exception):
+    """The user interrupted and the work did not stop within the grace period."""
+
+
+def run_blocking(
+    make: Callable[[Callable[[Any], None]], Awaitable[T]],
+    *,
+    on_event: Callable[[Any], None] | None = None,
+    on_interrupt: Callable[[], None] | None = None,
+    poll_seconds: float = 0.05,
+) -> tuple[T | None, bool]:
+    """Run ``make(post)`` on the background loop and wait for it on this (the kernel's main) thread.
+
+    ``post(item)`` may be called from the loop to hand ``item`` to ``on_event`` here, in order. A
+    ``KeyboardInterrupt`` while waiting calls ``on_interrupt()`` (e.g. ``agent.abort()``) and keeps waiting
+    so everything already recorded is kept; a second interrupt stops waiting. Returns ``(result,
+    interrupted)``.
+    """
+    events: queue.Queue[Any] = queue.Queue()
+    future = background_loop().submit(make(events.put))
+    interrupted = False
+    deadline: float | None = None
+
+    def drain() -> None:
+        while True:
+            try:
+                item = events.get_nowait()
+            except queue.Empty:
+                return
+            if on_event is not None:
+                on_event(item)
+
+    while True:
+        try:
+            try:
+                result = future.result(timeout=poll_seconds)
+            except concurrent.futures.TimeoutError:
+                drain()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise Interrupted("the interrupted work did not stop in time") from None
+                continue
+            drain()
+            return result, interrupted
+        except KeyboardInterrupt:
+            if interrupted:  # a second interrupt: stop waiting, the loop finishes on its own
+                drain()
+                raise Interrupted("interrupted twice: stopped waiting") from None
+            interrupted = True
+            deadline = time.monotonic() + ABORT_GRACE_SECONDS
+            if on_interrupt is not None:
+                on_interrupt()

@@ -1,0 +1,214 @@
+"""The magics through a real IPython shell: what they record, what the LLM then sees, and misuse."""
+
+import _thread
+import json
+import threading
+
+from IPython.core.error import UsageError
+
+from pi_notebook.agent import BashExecutionMessage, BranchSummaryMessage, CustomMessage, to_pi_json
+from pi_notebook.agent.session import SessionFile
+from pi_notebook.ai.providers import faux
+
+
+def llm_texts(context):
+    return [
+        b.text for m in context.messages for b in (m.content if isinstance(m.content, list) else []) if b.type == "text"
+    ]
+
+
+def file_roles(path):
+    roles = []
+    for line in path.read_text().splitlines()[1:]:
+        entry = json.loads(line)
+        if entry["type"] == "message":
+            roles.append(entry["message"]["role"])
+    return roles
+
+
+def test_bash_is_recorded_and_the_llm_sees_it_next_turn(shell):
+    shell.cell("%bash echo hello from the shell")
+    message = shell.session.messages[-1]
+    assert isinstance(message, BashExecutionMessage)
+    # the output is kept as the shell printed it, trailing newline included (as Pi's executor keeps it)
+    assert (message.command, message.output, message.exit_code) == (
+        "echo hello from the shell",
+        "hello from the shell\n",
+        0,
+    )
+    faux.set_responses(["I saw it."])
+    shell.agent("What did the shell print?")
+    assert "Ran `echo hello from the shell`\n```\nhello from the shell\n\n```" in llm_texts(faux.calls[-1])
+    assert file_roles(shell.session.file.path) == ["bashExecution", "user", "assistant"]
+
+
+def test_bash_bang_is_stored_and_shown_but_never_sent(shell):
+    shell.cell("%bash! echo SECRET=hunter2")
+    message = shell.session.messages[-1]
+    assert message.exclude_from_context is True and message.output == "SECRET=hunter2\n"
+    faux.set_responses(["ok"])
+    shell.agent("hi")
+    assert not any("hunter2" in t for t in llm_texts(faux.calls[-1]))
+    assert "hunter2" in shell.session.file.path.read_text()  # stored, as Pi stores !! commands
+
+
+def test_a_failing_command_is_recorded_not_raised(shell):
+    result = shell.cell("%bash ls /no/such/dir; exit 3")
+    assert result.error_in_exec is None
+    message = shell.session.messages[-1]
+    assert message.exit_code == 3 and "No such file" in message.output
+
+
+def test_the_command_runs_exactly_as_typed(shell):
+    shell.cell("%bash printf '%s|%s\\n' \"a  b\" c;echo $((1+2))")
+    message = shell.session.messages[-1]
+    assert message.command == "printf '%s|%s\\n' \"a  b\" c;echo $((1+2))"
+    assert message.output == "a  b|c\n3\n"
+    shell.cell("%bash --timeout=5 -- echo --timeout")
+    assert shell.session.messages[-1].output == "--timeout\n"
+
+
+def test_binary_output_is_sanitised(shell):
+    shell.cell("%bash head -c 4000 /dev/urandom")
+    output = shell.session.messages[-1].output
+    assert output.encode("utf-8")  # valid text
+    assert not any(ord(c) < 32 and c not in "\n\t" for c in output)
+
+
+def test_bash_timeout_cancels(shell):
+    shell.cell("%bash --timeout 0.5 sleep 20")
+    message = shell.session.messages[-1]
+    assert message.cancelled and message.exit_code is None
+
+
+def test_interrupting_bash_escalates_and_records_cancelled(shell):
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    shell.cell("%bash trap '' INT; echo started; sleep 30")
+    timer.join()
+    message = shell.session.messages[-1]
+    assert message.cancelled and message.output == "started\n"
+
+
+def test_agent_streams_and_records_every_message(shell):
+    faux.set_responses([[faux.tool_call("ls", {}, id="c1")], "There is one file."])
+    (shell.notebook.parent / "data.csv").write_text("a,b\n")
+    shell.agent("What files are here?", "--model faux/faux-1 --tools ls")
+    roles = [m.role for m in shell.session.messages]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert "data.csv" in shell.session.messages[2].content[0].text
+    assert file_roles(shell.session.file.path) == roles
+
+
+def test_interrupting_a_streaming_agent_keeps_the_partial_reply_and_the_next_run_works(shell, monkeypatch):
+    monkeypatch.setattr(faux.provider, "tokens_per_second", 40)  # a slow model, so the stop button lands mid-reply
+    monkeypatch.setattr(faux.provider, "chunk_chars", 4)
+    faux.set_responses(["word " * 200])
+    timer = threading.Timer(0.6, _thread.interrupt_main)
+    timer.start()
+    shell.agent("Talk a lot")
+    timer.join()
+    session = shell.session
+    reply = session.messages[-1]
+    assert reply.stop_reason == "aborted" and 0 < len(reply.content[0].text) < len("word " * 200)
+    monkeypatch.setattr(faux.provider, "tokens_per_second", None)
+    faux.set_responses(["back"])
+    shell.agent("again")
+    assert session.messages[-1].content[0].text == "back"
+    assert file_roles(session.file.path) == ["user", "assistant", "user", "assistant"]
+
+
+def test_prompt_interpolates_notebook_variables(shell):
+    shell.ip.user_ns["city"] = "Lyon"
+    faux.set_responses(["ok", "ok"])
+    shell.agent("Weather in {city}? Use {{braces}}.")
+    assert llm_texts(faux.calls[-1])[-1] == "Weather in Lyon? Use {braces}."
+    result = shell.agent("Where is {nowhere}?")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_options_are_applied_and_recorded(shell, tmp_path):
+    (tmp_path / "system.md").write_text("You are terse.")
+    faux.set_responses(["ok"])
+    shell.agent("hi", "--model faux/faux-1 --system @system.md --tools read,ls --thinking high --max-turns 1 -q")
+    call = faux.calls[-1]
+    assert call.system_prompt == "You are terse." and [t.name for t in call.tools] == ["read", "ls"]
+    context = SessionFile.open(shell.session.file.path, readonly=True).build_session_context()
+    assert context.thinking_level == "high" and context.model == {"provider": "faux", "modelId": "faux-1"}
+
+
+def test_bad_options_are_usage_errors(shell):
+    for options in ("--tools rm", "--thinking extreme", "--model nosuch", "--model anthropic/claude-99",
+                    "--max-turns -1", "--system @/no/file"):  # fmt: skip
+        result = shell.agent("hi", options)
+        assert isinstance(result.error_in_exec, UsageError), options
+    assert isinstance(shell.cell("%%agent\n   ").error_in_exec, UsageError)
+    assert isinstance(shell.cell("%bash").error_in_exec, UsageError)
+    assert isinstance(shell.cell("%bash --timeout -1 ls").error_in_exec, UsageError)
+
+
+def test_new_starts_a_fresh_session_file(shell):
+    faux.set_responses(["one", "two"])
+    shell.agent("first")
+    first_file = shell.session.file.path
+    shell.agent("second", "--model faux/faux-1 --tools none --new")
+    assert shell.session.file.path != first_file
+    assert [m.role for m in shell.session.messages] == ["user", "assistant"]
+    assert [m.role for m in faux.calls[-1].messages] == ["user"]
+
+
+def test_rerunning_a_cell_branches_from_where_it_started(shell):
+    faux.set_responses(["Paris.", "It is big.", "Lyon!"])
+    shell.agent("Capital of France?", cell_id="cell-1")
+    shell.agent("Tell me more.", cell_id="cell-2")
+    shell.agent("Capital of France?", cell_id="cell-1")  # the user re-runs the first cell
+    messages = shell.session.messages
+    assert isinstance(messages[0], BranchSummaryMessage)
+    assert "Tell me more." in messages[0].summary and "Paris." in messages[0].summary
+    assert [m.role for m in messages[1:]] == ["user", "assistant"]
+    # the LLM sees the summary of the abandoned branch, then the new turn only
+    assert [m.role for m in faux.calls[-1].messages] == ["user", "user"]
+    tree = SessionFile.open(shell.session.file.path, readonly=True)
+    assert len(tree.entries) > len(tree.get_branch())  # the old branch is still in the file
+
+
+def test_the_history_survives_reloading_the_extension(shell):
+    faux.set_responses(["remembered"])
+    shell.cell("%bash! echo private")
+    shell.agent("Remember 42.")
+    faux.set_responses([faux.message([], stop_reason="error", error_message="overloaded")])
+    shell.agent("And again?")
+    before = [to_pi_json(m) for m in shell.session.messages]
+    shell.ip.run_line_magic("unload_ext", "pi_notebook")
+    shell.ip.run_line_magic("load_ext", "pi_notebook")  # what a restarted kernel does
+    assert [to_pi_json(m) for m in shell.session.messages] == before
+    assert shell.session.messages[-1].stop_reason == "error"
+
+
+def test_record_and_llm_messages_python_api(shell):
+    import pi_notebook
+
+    pi_notebook.record(CustomMessage(custom_type="note", content="the user prefers metric units", display=False))
+    assert pi_notebook.current_session().llm_messages()[-1].content[0].text == "the user prefers metric units"
+
+
+def test_agent_session_and_config_magics(shell, capsys):
+    faux.set_responses(["hello"])
+    shell.agent("hi")
+    shell.cell("%agent_session")
+    out = capsys.readouterr().out
+    assert str(shell.session.file.path) in out and "leaf:" in out
+    shell.cell("%agent_session list")
+    listing = capsys.readouterr().out
+    assert "message user: hi" in listing and "message assistant: hello" in listing
+    first = shell.session.file.entries[0].id
+    shell.cell(f"%agent_session label {first} start here")
+    assert shell.session.file.get_label(first) == "start here"
+    user_entry = next(e for e in shell.session.file.entries if getattr(e, "role", None) == "user")
+    shell.cell(f"%agent_session branch {user_entry.id}")
+    assert [m.role for m in shell.session.messages] == ["user"]
+    assert isinstance(shell.cell("%agent_session branch nope").error_in_exec, UsageError)
+    shell.cell("%agent_config default_model=faux/faux-1 tools=none max_turns=3")
+    assert shell.session.config.default_model == "faux/faux-1" and shell.session.config.max_turns == 3
+    assert isinstance(shell.cell("%agent_config tools=rm").error_in_exec, UsageError)
+    assert isinstance(shell.cell("%agent_config colour=blue").error_in_exec, UsageError)
