@@ -8,7 +8,7 @@ In ``ipython_config.py`` / ``ipython_kernel_config.py``::
 
 from __future__ import annotations
 
-from traitlets import Int, Unicode, validate
+from traitlets import Bool, Int, Unicode, validate
 from traitlets.config import Configurable
 
 from ..agent.tools import TOOL_FACTORIES
@@ -49,6 +49,12 @@ class PiNotebook(Configurable):
     max_turns = Int(20, help="Most LLM calls in one %%agent run (a guard against tool loops); 0 = no limit.").tag(
         config=True
     )
+
+    compaction = Bool(True, help="Compact the history automatically before the context window fills.").tag(config=True)
+    reserve_tokens = Int(16384, help="Compaction starts when the context exceeds the window minus this.").tag(
+        config=True
+    )
+    keep_recent_tokens = Int(20000, help="How much recent history compaction keeps verbatim.").tag(config=True)
 
     @validate("tools")
     def _valid_tools(self, proposal):

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import Agent, BashExecutionMessage, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent.compaction import CompactionSettings, Compactor
+from ..agent.recovery import run_with_recovery
 from ..agent.session import SessionFile, SessionLockedError, SessionMessageEntry
 from ..agent.tools import TOOL_FACTORIES
 from ..ai import Model, default_model, get_model
@@ -21,6 +23,15 @@ from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import PiNotebook, parse_tools
 from .runner import run_blocking
+
+
+class CompactionNotice:
+    """Handed to the cell when the history was compacted during a run."""
+
+    type = "compaction"
+
+    def __init__(self, message: Any):
+        self.message = message
 
 
 def notebook_path(shell: Any) -> Path | None:
@@ -84,6 +95,9 @@ class NotebookSession:
         self.agent = Agent(None, system_prompt=config.system_prompt)
         self.agent.subscribe(self._on_event)
         self._pending: list[Any] = []  # shell commands recorded while the agent streams (Pi's rule)
+        self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
+        self._post: Any = None  # while a run streams: hands notices to the cell
+        self.compactor: Compactor | None = None
         self.branches = BranchPlanner(file)
         self.reload()
 
@@ -100,6 +114,7 @@ class NotebookSession:
 
     def reload(self) -> None:
         """Rebuild the agent's history from the session file at its leaf."""
+        self._entry_ids = {id(e.message): e.id for e in self.file.get_branch() if isinstance(e, SessionMessageEntry)}
         context = self.file.build_session_context()
         self.agent.replace_messages(context.messages)
         self._context_model = context.model
@@ -112,7 +127,7 @@ class NotebookSession:
         if self.agent.is_streaming:
             self._pending.append(message)
             return
-        self.file.append_message(message)
+        self._entry_ids[id(message)] = self.file.append_message(message).id
         self.agent.append_message(message)
 
     def _flush_pending(self) -> None:
@@ -122,7 +137,29 @@ class NotebookSession:
 
     def _on_event(self, event: Any) -> None:
         if event.type == "message_end":
-            self.file.append_message(event.message)
+            self._entry_ids[id(event.message)] = self.file.append_message(event.message).id
+
+    def _on_compaction(self, result: Any, summary: Any, first_kept: Any) -> None:
+        """Store the compaction in the session file (Pi's ``compaction`` entry) and show its summary card."""
+        entry_id = self._entry_id_of(first_kept)
+        self.file.append_compaction(result.summary, entry_id, result.tokens_before, result.details)
+        if self._post is not None:
+            self._post(CompactionNotice(summary))
+
+    def _entry_id_of(self, message: Any) -> str:
+        known = self._entry_ids.get(id(message))
+        if known is not None:
+            return known
+        wanted = to_pi_json(message)  # a message rebuilt from a custom_message/branch_summary entry
+        for entry in self.file.get_branch():
+            if isinstance(entry, SessionMessageEntry) and to_pi_json(entry.message) == wanted:
+                return entry.id
+            if getattr(entry, "summary", None) == wanted.get("summary") or (
+                getattr(entry, "custom_type", None) == wanted.get("customType")
+                and getattr(entry, "content", None) == wanted.get("content")
+            ):
+                return entry.id
+        return self.file.leaf_id or ""
 
     # --- running ----------------------------------------------------------------------------------------
 
@@ -153,6 +190,14 @@ class NotebookSession:
             self.file.append_thinking_level_change(level)
             self._context_thinking = level
         names = parse_tools(self.config.tools) if tools is None else list(tools)
+        settings = CompactionSettings(
+            enabled=self.config.compaction,
+            reserve_tokens=self.config.reserve_tokens,
+            keep_recent_tokens=self.config.keep_recent_tokens,
+        )
+        if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
+            self.compactor = Compactor(model, settings, on_compaction=self._on_compaction)
+            self.agent.transform_context = self.compactor
         self.agent.set_model(model)
         self.agent.set_system_prompt(self.config.system_prompt if system_prompt is None else system_prompt)
         self.agent.set_tools([TOOL_FACTORIES[name](self.cwd) for name in names])
@@ -166,12 +211,21 @@ class NotebookSession:
 
         async def go(post: Any) -> None:
             unsubscribe = self.agent.subscribe(post)
+            self._post = post
             try:
-                await self.agent.prompt(text)
+                await run_with_recovery(self.agent, lambda: self.agent.prompt(text), compactor=self.compactor)
             finally:
+                self._post = None
                 unsubscribe()
 
-        _, interrupted = run_blocking(lambda post: go(post), on_event=on_event, on_interrupt=self.agent.abort)
+        def interrupt(future: Any) -> None:
+            # Mid-reply: abort keeps the partial answer. Between retries (nothing streaming): cancel the wait.
+            if self.agent.is_streaming:
+                self.agent.abort()
+            else:
+                future.cancel()
+
+        _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
         return self.messages[start:], interrupted
 
     def run_bash(
@@ -188,7 +242,7 @@ class NotebookSession:
                 signal=controller.signal, post=post,
             )  # fmt: skip
 
-        message, interrupted = run_blocking(go, on_event=on_event, on_interrupt=controller.abort)
+        message, interrupted = run_blocking(go, on_event=on_event, on_interrupt=lambda _: controller.abort())
         assert message is not None
         self.record(message)
         return message, interrupted

@@ -47,7 +47,9 @@ def _read_system(value: str | None) -> str | None:
 
 
 class _AgentRunView:
-    """Feeds agent events to a LiveDisplay: the messages completed in this run and the one streaming."""
+    """Feeds agent events to a LiveDisplay: the messages completed in this run (plus compaction summaries, as
+    they happen) and the one still streaming. Several agent runs may follow one prompt (a retry, a
+    compact-and-continue), so this view, not ``agent_end``, decides when the display is final."""
 
     def __init__(self, live: LiveDisplay):
         self.live = live
@@ -55,14 +57,23 @@ class _AgentRunView:
         self.streaming: Any = None
 
     def __call__(self, event: Any) -> None:
-        if event.type in ("message_start", "message_update"):
+        kind = getattr(event, "type", None)
+        if kind in ("message_start", "message_update"):
             self.streaming = event.message
-        elif event.type == "message_end":
+        elif kind == "message_end":
             self.streaming = None
             self.done.append(event.message)
+        elif kind == "compaction":
+            self.done.append(event.message)
+        elif kind in ("tool_execution_start", "turn_end"):
+            self.live.flush()  # a tool call held back by the throttle must be on screen while its tool runs
+            return
         else:
             return
         self.live.show(self.done, self.streaming)
+
+    def finish(self) -> None:
+        self.live.finish(self.done)
 
 
 class _BashView:
@@ -135,8 +146,8 @@ class PiMagics(Magics):
         )  # fmt: skip
         live = LiveDisplay(quiet=args.quiet)
         view = _AgentRunView(live)
-        new, interrupted = session.run_prompt(prompt, on_event=view)
-        live.finish(new)
+        _, interrupted = session.run_prompt(prompt, on_event=view)
+        view.finish()
         if interrupted:
             print("Interrupted: the run was aborted; everything said so far is kept in the session.")
 

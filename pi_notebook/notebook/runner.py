@@ -64,15 +64,15 @@ def run_blocking(
     make: Callable[[Callable[[Any], None]], Awaitable[T]],
     *,
     on_event: Callable[[Any], None] | None = None,
-    on_interrupt: Callable[[], None] | None = None,
+    on_interrupt: Callable[[concurrent.futures.Future[Any]], None] | None = None,
     poll_seconds: float = 0.05,
 ) -> tuple[T | None, bool]:
     """Run ``make(post)`` on the background loop and wait for it on this (the kernel's main) thread.
 
     ``post(item)`` may be called from the loop to hand ``item`` to ``on_event`` here, in order. A
-    ``KeyboardInterrupt`` while waiting calls ``on_interrupt()`` (e.g. ``agent.abort()``) and keeps waiting
-    so everything already recorded is kept; a second interrupt stops waiting. Returns ``(result,
-    interrupted)``.
+    ``KeyboardInterrupt`` while waiting calls ``on_interrupt(future)`` (e.g. ``agent.abort()``, or
+    ``future.cancel()`` when nothing is streaming) and keeps waiting so everything already recorded is kept; a
+    second interrupt stops waiting. Returns ``(result, interrupted)``; a cancelled run returns ``(None, True)``.
     """
     events: queue.Queue[Any] = queue.Queue()
     future = background_loop().submit(make(events.put))
@@ -92,6 +92,9 @@ def run_blocking(
         try:
             try:
                 result = future.result(timeout=poll_seconds)
+            except concurrent.futures.CancelledError:
+                drain()
+                return None, True
             except concurrent.futures.TimeoutError:
                 drain()
                 if deadline is not None and time.monotonic() > deadline:
@@ -106,4 +109,4 @@ def run_blocking(
             interrupted = True
             deadline = time.monotonic() + ABORT_GRACE_SECONDS
             if on_interrupt is not None:
-                on_interrupt()
+                on_interrupt(future)

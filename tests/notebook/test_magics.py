@@ -176,7 +176,7 @@ def test_the_history_survives_reloading_the_extension(shell):
     faux.set_responses(["remembered"])
     shell.cell("%bash! echo private")
     shell.agent("Remember 42.")
-    faux.set_responses([faux.message([], stop_reason="error", error_message="overloaded")])
+    faux.set_responses([faux.message([], stop_reason="error", error_message="invalid request: bad schema")])
     shell.agent("And again?")
     before = [to_pi_json(m) for m in shell.session.messages]
     shell.ip.run_line_magic("unload_ext", "pi_notebook")
@@ -212,3 +212,26 @@ def test_agent_session_and_config_magics(shell, capsys):
     assert shell.session.config.default_model == "faux/faux-1" and shell.session.config.max_turns == 3
     assert isinstance(shell.cell("%agent_config tools=rm").error_in_exec, UsageError)
     assert isinstance(shell.cell("%agent_config colour=blue").error_in_exec, UsageError)
+
+
+def test_compaction_happens_before_the_window_fills_and_is_recorded(shell):
+    shell.cell("%agent_config reserve_tokens=100 keep_recent_tokens=60")
+    shell.session.resolve_model = lambda spec: faux.model(context_window=400)
+
+    def model(context):  # the same scripted model answers turns and writes summaries
+        if "context summarization assistant" in (context.system_prompt or ""):
+            return "## Goal\nLearn about A and B."
+        return "An answer. " * 20
+
+    faux.set_responses([model] * 10)
+    for topic in "ABC":
+        shell.agent(f"Tell me about {topic}. " * 30)
+    summaries = [c for c in faux.calls if "summarization" in (c.system_prompt or "")]
+    assert summaries and "<conversation>" in summaries[0].messages[0].content[0].text
+    first = faux.calls[-1].messages[0].content[0].text
+    assert first.startswith("The conversation history before this point was compacted") and "Learn about A" in first
+    kinds = [json.loads(line)["type"] for line in shell.session.file.path.read_text().splitlines()]
+    assert "compaction" in kinds
+    reopened = SessionFile.open(shell.session.file.path, readonly=True).build_session_context()
+    assert reopened.messages[0].role == "compactionSummary"
+    assert len(shell.session.messages) == 6  # the kernel still shows and keeps the full history
