@@ -10,53 +10,15 @@ cell after an edited one, in "Run All") simply continues from the current leaf.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..agent import to_pi_json
+from ..agent.branch_summary import BranchSummary, describe_branch
 from ..agent.session import CustomEntry, SessionFile, SessionMessageEntry
 
 CELL_ENTRY_TYPE = "pi_notebook.cell"
-# Pi's wording for a branch summary (its branch summarization); the body is ours and needs no model.
-BRANCH_SUMMARY_PREAMBLE = (
-    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
-)
-_ITEM_CHARS = 200
 
-
-def describe_abandoned(entries: list[Any]) -> str:
-    """A deterministic summary of abandoned entries: the prompts, shell commands, tool calls and answers."""
-    lines = []
-    for entry in entries:
-        if not isinstance(entry, SessionMessageEntry):
-            continue
-        data = to_pi_json(entry.message)
-        role = data.get("role")
-        if role == "user":
-            lines.append(f"- The user asked: {_clip(_text(data.get('content')))}")
-        elif role == "bashExecution":
-            code = data.get("exitCode")
-            lines.append(f"- Ran `{_clip(data.get('command', ''))}`" + (f" (exit code {code})" if code else ""))
-        elif role == "assistant":
-            for block in data.get("content", []):
-                if block.get("type") == "toolCall":
-                    args = json.dumps(block.get("arguments", {}), ensure_ascii=False)
-                    lines.append(f"- The assistant called {block.get('name')}({_clip(args)})")
-            answer = _text([b for b in data.get("content", []) if b.get("type") == "text"])
-            if answer:
-                lines.append(f"- The assistant answered: {_clip(answer)}")
-    return BRANCH_SUMMARY_PREAMBLE + ("\n".join(lines) if lines else "No content to summarize")
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _ITEM_CHARS else text[: _ITEM_CHARS - 1] + "…"
+Summarize = Callable[[Sequence[Any]], BranchSummary]
 
 
 class BranchPlanner:
@@ -76,20 +38,20 @@ class BranchPlanner:
                 return entry
         return None
 
-    def start_cell(self, cell_id: str | None) -> bool:
-        """Record that ``cell_id`` starts a run now; fork first if it ran before on this branch. Returns True
+    def start_cell(self, cell_id: str | None, summarize: Summarize | None = None) -> bool:
+        """Record that ``cell_id`` starts a run now; fork first if it ran before on this branch, summarising
+        what is left behind with ``summarize`` (default: :func:`describe_branch`, no model). Returns True
         when the leaf moved (the caller reloads the history)."""
         if not cell_id:
             return False
         forked = False
         previous = self._last_run_of(cell_id)
         path = self.file.get_branch()
-        on_path = {e.id for e in path}
-        if previous is not None and previous.id in on_path:
-            start = previous.parent_id
+        if previous is not None and any(e.id == previous.id for e in path):
             cut = next(i for i, e in enumerate(path) if e.id == previous.id)
-            summary = describe_abandoned(path[cut:])
-            self.file.branch_with_summary(start, summary)
+            abandoned = [e.message for e in path[cut:] if isinstance(e, SessionMessageEntry)]
+            summary = (summarize or describe_branch)(abandoned)
+            self.file.branch_with_summary(previous.parent_id, summary.summary, details=summary.details)
             forked = True
         self.file.append_custom_entry(CELL_ENTRY_TYPE, {"cellId": cell_id})
         return forked

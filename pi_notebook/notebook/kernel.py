@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import Agent, BashExecutionMessage, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..agent.compaction import CompactionSettings, Compactor
 from ..agent.recovery import run_with_recovery
 from ..agent.session import SessionFile, SessionLockedError, SessionMessageEntry
@@ -180,7 +181,7 @@ class NotebookSession:
         """Configure the agent for one ``%%agent`` run and record what changed (model, thinking level, the
         branch a re-run cell starts from)."""
         self._flush_pending()
-        if self.branches.start_cell(cell_id):
+        if self.branches.start_cell(cell_id, self._branch_summarizer(model)):
             self.reload()
         if self._context_model != {"provider": model.provider, "modelId": model.id}:
             self.file.append_model_change(model.provider, model.id)
@@ -204,6 +205,27 @@ class NotebookSession:
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]
         limit = self.config.max_turns if max_turns is None else max_turns
         self.agent.max_turns = limit or None
+
+    def _branch_summarizer(self, model: Model) -> Any:
+        """Pi's model-written branch summary when ``branch_summary_model`` is set (``same`` = the run's model);
+        otherwise ``None``: a summary written without a model. A failing model falls back to the latter."""
+        spec = self.config.branch_summary_model
+        if not spec:
+            return None
+        summary_model = model if spec == "same" else get_model(spec)
+
+        def summarize(messages: Sequence[Any]) -> BranchSummary:
+            async def go(post: Any) -> BranchSummary:
+                return await summarize_branch(messages, summary_model)
+
+            try:
+                result, _ = run_blocking(go)
+            except BranchSummaryError as e:
+                print(f"pi_notebook: {e}; the branch summary was written without a model")
+                result = None
+            return result or describe_branch(messages)
+
+        return summarize
 
     def run_prompt(self, text: str, *, on_event: Any = None) -> tuple[list[Any], bool]:
         """Run the agent on ``text`` until it is idle; return (new messages, interrupted)."""

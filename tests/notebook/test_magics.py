@@ -235,3 +235,28 @@ def test_compaction_happens_before_the_window_fills_and_is_recorded(shell):
     reopened = SessionFile.open(shell.session.file.path, readonly=True).build_session_context()
     assert reopened.messages[0].role == "compactionSummary"
     assert len(shell.session.messages) == 6  # the kernel still shows and keeps the full history
+
+
+def test_a_configured_model_writes_the_branch_summary(shell):
+    shell.cell("%agent_config branch_summary_model=same")
+    faux.set_responses(["Paris.", "## Goal\nFind the capital.", "Paris, again."])
+    shell.agent("Capital of France?", cell_id="cell-1")
+    shell.agent("Capital of France?", cell_id="cell-1")
+    summary = shell.session.messages[0]
+    assert isinstance(summary, BranchSummaryMessage) and "## Goal\nFind the capital." in summary.summary
+    assert "context summarization assistant" in faux.calls[1].system_prompt
+
+
+def test_settings_come_from_ipython_config_too(shell):
+    from traitlets.config import Config
+
+    shell.ip.run_line_magic("unload_ext", "pi_notebook")
+    shell.ip.config = Config({"PiNotebook": {"default_model": "faux/faux-1", "tools": "none"}})
+    try:
+        shell.ip.run_line_magic("load_ext", "pi_notebook")
+        faux.set_responses(["configured"])
+        shell.cell("%%agent\nhi")
+        assert shell.session.messages[-1].content[0].text == "configured"
+        assert faux.calls[-1].tools is None
+    finally:
+        shell.ip.config = Config()
