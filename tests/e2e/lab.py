@@ -1,0 +1,124 @@
+"""JupyterLab on 127.0.0.1 and Debian's Chromium driven by Playwright, for the browser tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A JupyterLab server in its own HOME and config folders, serving ``root``."""
+
+    def __init__(self, root: Path, home: Path):
+        self.root, self.home = root, home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        settings = home / "lab-settings"
+        news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        news.parent.mkdir(parents=True)
+        news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+            "HOME": str(home),
+            "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        }
+        self.log = (home / "lab.log").open("wb")
+        cmd = [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(self.port),
+            "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root",
+            f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True",
+        ]  # fmt: skip
+        self.process = subprocess.Popen(cmd, cwd=root, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited; log: {self.log.name}")
+            try:
+                if httpx.get(self.url + "/api/status", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"JupyterLab did not start in 90 s; log: {self.log.name}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def write_notebook(path: Path, cells: list[str]) -> Path:
+    """A notebook whose code cells are ``cells`` (each with a stable id)."""
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell-{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+def open_notebook(page, lab: Lab, name: str) -> None:
+    """Open ``name`` and wait until its kernel is idle (clicking Run before that silently runs nothing)."""
+    page.goto(f"{lab.url}/lab/tree/{name}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.wait_for_function(
+        "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=60_000
+    )
+
+
+def run_all(page) -> None:
+    """Run every cell through the Run menu."""
+    page.click("text=Run", timeout=10_000)
+    page.click("text=Run All Cells", timeout=10_000)
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    page.wait_for_timeout(500)
+    page.wait_for_function(
+        "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=timeout
+    )
