@@ -15,12 +15,7 @@ from pi_notebook.agent.branch_summary import (
 from pi_notebook.ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_notebook.ai.providers import faux
 
-
-@pytest.fixture(autouse=True)
-def fresh_faux():
-    faux.reset()
-    yield
-    faux.reset()
+pytestmark = pytest.mark.usefixtures("fresh_faux")
 
 
 def branch():

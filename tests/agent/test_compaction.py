@@ -44,11 +44,7 @@ IMAGE = ImageContent(data="aGk=", mime_type="image/png")
 SETTINGS = CompactionSettings(reserve_tokens=500, keep_recent_tokens=150)  # threshold: 1500 of 2000
 
 
-@pytest.fixture(autouse=True)
-def fresh_faux():
-    faux.reset()
-    yield
-    faux.reset()
+pytestmark = pytest.mark.usefixtures("fresh_faux")
 
 
 def run(coro):

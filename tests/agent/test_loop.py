@@ -14,11 +14,7 @@ from pi_notebook.ai.providers import faux
 OBJ = {"type": "object"}
 
 
-@pytest.fixture(autouse=True)
-def fresh_faux():
-    faux.reset()
-    yield
-    faux.reset()
+pytestmark = pytest.mark.usefixtures("fresh_faux")
 
 
 def make_tool(name, fn, parameters=None):

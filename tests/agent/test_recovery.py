@@ -16,11 +16,7 @@ SETTINGS = CompactionSettings(reserve_tokens=100, keep_recent_tokens=150)
 OVERFLOW = "prompt is too long: 2100 tokens > 2000 maximum"
 
 
-@pytest.fixture(autouse=True)
-def fresh_faux():
-    faux.reset()
-    yield
-    faux.reset()
+pytestmark = pytest.mark.usefixtures("fresh_faux")
 
 
 def run(coro):

@@ -12,12 +12,7 @@ from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers import faux
 from pi_notebook.ai.stream import UnknownApiError, complete, register_provider, stream
 
-
-@pytest.fixture(autouse=True)
-def fresh_faux():
-    faux.reset()
-    yield
-    faux.reset()
+pytestmark = pytest.mark.usefixtures("fresh_faux")
 
 
 def ask(text="2+2?", **kw):
