@@ -10,7 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "current_session", "load_ipython_extension", "record", "unload_ipython_extension"]
+__all__ = [
+    "__version__",
+    "current_session",
+    "inspect",
+    "load_ipython_extension",
+    "record",
+    "register_renderer",
+    "show",
+    "unload_ipython_extension",
+]
 
 
 def load_ipython_extension(shell: Any) -> None:
@@ -37,3 +46,24 @@ def current_session() -> Any:
 def record(message: Any) -> None:
     """Add any registered AgentMessage to the kernel's session."""
     current_session().record(message)
+
+
+def show(messages_or_session: Any, *, show_hidden: bool = False, title: str | None = None) -> Any:
+    """A transcript widget of messages (typed or Pi JSON), a session or a session file."""
+    from .notebook.widgets import show as _show
+
+    return _show(messages_or_session, show_hidden=show_hidden, title=title)
+
+
+def inspect(session_or_messages: Any, model: Any = None) -> Any:
+    """An inspector: each AgentMessage beside what the LLM gets, and the exact provider request bodies."""
+    from .notebook.inspector import inspect as _inspect
+
+    return _inspect(session_or_messages, model)
+
+
+def register_renderer(role: str, module: Any) -> None:
+    """Render ``role`` with a custom ES module (source or path) in transcripts created from now on."""
+    from .notebook.widgets import register_renderer as _register
+
+    _register(role, module)

@@ -45,6 +45,7 @@ from .messages import (
     to_pi_json,
 )
 from .tool import AgentTool, AgentToolResult, ToolArgumentsError, validate_tool_arguments
+from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -62,6 +63,7 @@ __all__ = [
     "AgentToolResult",
     "BashExecutionMessage",
     "BeforeToolCallResult",
+    "BoundaryTrace",
     "BranchSummaryMessage",
     "CompactionSummaryMessage",
     "ContextPipelineError",
@@ -71,10 +73,12 @@ __all__ = [
     "MessageValidationError",
     "OpaqueMessage",
     "ToolArgumentsError",
+    "TraceRow",
     "Visibility",
     "agent_loop",
     "agent_loop_continue",
     "aprepare_llm_messages",
+    "atrace_boundary",
     "bash_execution_to_text",
     "convert_to_llm",
     "from_pi_json",
@@ -86,6 +90,7 @@ __all__ = [
     "run_agent_loop",
     "run_agent_loop_continue",
     "to_pi_json",
+    "trace_boundary",
     "validate_tool_arguments",
     "visibility",
 ]
