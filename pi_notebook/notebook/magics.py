@@ -15,11 +15,11 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..agent import BashExecutionMessage
 from ..ai import UnknownModelError
 from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
-from .live import LiveDisplay
-from .render import MessagesView
+from .widgets import TranscriptWidget
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
 _BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
@@ -46,17 +46,25 @@ def _read_system(value: str | None) -> str | None:
         raise UsageError(f"--system {value}: {e.strerror or e}") from e
 
 
-class _AgentRunView:
-    """Feeds agent events to a LiveDisplay: the messages completed in this run (plus compaction summaries, as
-    they happen) and the one still streaming. Several agent runs may follow one prompt (a retry, a
-    compact-and-continue), so this view, not ``agent_end``, decides when the display is final."""
+def _has_frontend(shell: Any) -> bool:
+    """A Jupyter kernel (widgets can render live); plain IPython in a terminal gets text at the end."""
+    return getattr(shell, "kernel", None) is not None
 
-    def __init__(self, live: LiveDisplay):
-        self.live = live
+
+class _RunView:
+    """What one magic shows: a transcript widget updated live (throttled) in Jupyter, or the final text
+    elsewhere. It shows only what this cell recorded, never the whole history."""
+
+    def __init__(self, shell: Any, *, quiet: bool = False):
+        self.live = _has_frontend(shell) and not quiet
+        self.widget = TranscriptWidget()
         self.done: list[Any] = []
         self.streaming: Any = None
+        self.handle: Any = display(self.widget, display_id=True) if self.live else None
 
-    def __call__(self, event: Any) -> None:
+    def agent_event(self, event: Any) -> None:
+        """Agent events (and compaction notices). Several agent runs may follow one prompt (a retry, a
+        compact-and-continue), so :meth:`finish`, not ``agent_end``, makes the display final."""
         kind = getattr(event, "type", None)
         if kind in ("message_start", "message_update"):
             self.streaming = event.message
@@ -65,39 +73,31 @@ class _AgentRunView:
             self.done.append(event.message)
         elif kind == "compaction":
             self.done.append(event.message)
-        elif kind in ("tool_execution_start", "turn_end"):
-            self.live.flush()  # a tool call held back by the throttle must be on screen while its tool runs
+        elif kind in ("tool_execution_start", "turn_end") and self.live:
+            self.widget.flush()  # a tool call held back by the throttle must show while its tool runs
             return
         else:
             return
-        self.live.show(self.done, self.streaming)
+        if self.live:
+            self.widget.update(self.done, streaming=self.streaming)
+            if kind != "message_update":
+                self.widget.flush()
 
-    def finish(self) -> None:
-        self.live.finish(self.done)
+    def bash_progress(self, item: Any) -> None:
+        """The tail of a running command, shown as the terminal card it will become."""
+        if self.live and isinstance(item, BashProgress):
+            self.widget.update([], streaming=BashExecutionMessage(command=item.command, output=item.tail))
 
-
-class _BashView:
-    """Shows the tail of a running command, then the recorded message in the same place."""
-
-    def __init__(self, quiet: bool = False):
-        self.handle: Any = None
-        self.quiet = quiet
-
-    def __call__(self, item: Any) -> None:
-        if self.quiet or not isinstance(item, BashProgress):
-            return
-        bundle = {"text/plain": f"$ {item.command}\n{item.tail}"}
-        if self.handle is None:
-            self.handle = display(bundle, raw=True, display_id=True)
+    def finish(self, messages: list[Any] | None = None) -> None:
+        final = self.done if messages is None else messages
+        if self.live:
+            self.widget.finish(final)
+            # Republish so the text/plain, markdown and html fallbacks saved in the notebook are the final ones.
+            self.handle.update(self.widget)
         else:
-            self.handle.update(bundle, raw=True)
-
-    def finish(self, message: Any) -> None:
-        view = MessagesView([message])
-        if self.handle is None:
-            display(view)
-        else:
-            self.handle.update(view)
+            self.widget.set_messages(final)
+            self.widget.set_streaming(None)
+            display(self.widget)
 
 
 @magics_class
@@ -144,9 +144,8 @@ class PiMagics(Magics):
             model=model, system_prompt=_read_system(args.system), tools=tools, thinking=args.thinking,
             max_turns=args.max_turns, cell_id=_cell_id(self.shell),
         )  # fmt: skip
-        live = LiveDisplay(quiet=args.quiet)
-        view = _AgentRunView(live)
-        _, interrupted = session.run_prompt(prompt, on_event=view)
+        view = _RunView(self.shell, quiet=args.quiet)
+        _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)
         view.finish()
         if interrupted:
             print("Interrupted: the run was aborted; everything said so far is kept in the session.")
@@ -179,9 +178,11 @@ class PiMagics(Magics):
             raise UsageError("usage: %bash [--timeout S] COMMAND")
         if args.timeout is not None and args.timeout <= 0:
             raise UsageError("--timeout must be a positive number of seconds")
-        view = _BashView()
-        message, _ = self._session().run_bash(command, exclude=exclude, timeout=args.timeout, on_event=view)
-        view.finish(message)
+        view = _RunView(self.shell)
+        message, _ = self._session().run_bash(
+            command, exclude=exclude, timeout=args.timeout, on_event=view.bash_progress
+        )
+        view.finish([message])
 
     @line_magic
     def agent_session(self, line: str) -> None:
