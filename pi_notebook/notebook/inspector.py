@@ -6,8 +6,8 @@ the body each provider would be sent: the session's model, plus an Anthropic and
 for comparison. Like the transcript it is a thin view over JSON traits; its ``text/html`` fallback is a
 two-column table readable without the widget front end.
 
-Given a notebook session it refreshes after every agent run (``agent_end``). Shell commands recorded with
-``%bash`` between runs raise no agent event: they appear on the next run or on :meth:`InspectorWidget.refresh`.
+Given a notebook session it refreshes whenever the session changes (after each magic, ``%bash`` included); given
+an Agent, after every agent run (``agent_end``).
 A :class:`~pi_notebook.agent.compaction.Compactor` is never run by the inspector (it could call a model and
 write the session file): its current summary is applied as is, and a note says when the next call compacts.
 """
@@ -327,7 +327,9 @@ def inspect(session_or_messages: Any, model: Model | str | None = None) -> Inspe
     ``"provider/id"``) is the one shown first; default: the session's. A session or an Agent is followed:
     the inspector refreshes after each agent run."""
     widget = InspectorWidget(session_or_messages, model=model)
-    agent = session_or_messages.agent if isinstance(session_or_messages, NotebookSession) else session_or_messages
-    if isinstance(agent, Agent):
-        widget._unsubscribe = agent.subscribe(widget._on_agent_event)
+    if isinstance(session_or_messages, NotebookSession):
+        # On the kernel's main thread, after each magic, %bash included.
+        widget._unsubscribe = session_or_messages.on_change(widget.refresh)
+    elif isinstance(session_or_messages, Agent):
+        widget._unsubscribe = session_or_messages.subscribe(widget._on_agent_event)
     return widget

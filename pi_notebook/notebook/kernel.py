@@ -99,10 +99,21 @@ class NotebookSession:
         self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
         self._post: Any = None  # while a run streams: hands notices to the cell
         self.compactor: Compactor | None = None
+        self._change_listeners: list[Any] = []
         self.branches = BranchPlanner(file)
         self.reload()
 
     # --- history --------------------------------------------------------------------------------------
+
+    def on_change(self, listener: Any) -> Any:
+        """Call ``listener()`` on the kernel's main thread whenever the history changed (a magic finished, a
+        message was recorded, another session or branch was opened). Returns ``unsubscribe``."""
+        self._change_listeners.append(listener)
+        return lambda: self._change_listeners.remove(listener) if listener in self._change_listeners else None
+
+    def _changed(self) -> None:
+        for listener in list(self._change_listeners):
+            listener()
 
     @property
     def messages(self) -> list[Any]:
@@ -120,6 +131,7 @@ class NotebookSession:
         self.agent.replace_messages(context.messages)
         self._context_model = context.model
         self._context_thinking = context.thinking_level
+        self._changed()
 
     def record(self, message: Any) -> None:
         """Add any registered AgentMessage to the session (stored, shown, and sent per its converter). While
@@ -130,6 +142,7 @@ class NotebookSession:
             return
         self._entry_ids[id(message)] = self.file.append_message(message).id
         self.agent.append_message(message)
+        self._changed()
 
     def _flush_pending(self) -> None:
         pending, self._pending = self._pending, []
@@ -248,6 +261,7 @@ class NotebookSession:
                 future.cancel()
 
         _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
+        self._changed()
         return self.messages[start:], interrupted
 
     def run_bash(
