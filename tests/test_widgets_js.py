@@ -1,0 +1,17 @@
+"""The JavaScript renderers' own tests (node:test + jsdom, XSS corpus included), run as part of the suite."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+
+
+def test_widget_renderers_pass_their_javascript_tests():
+    npm = shutil.which("npm")
+    assert npm, "npm is needed to build and test the widgets (Node.js ≥ 20)"
+    if not (WIDGETS / "node_modules").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=WIDGETS, check=True, capture_output=True)
+    proc = subprocess.run([npm, "test"], cwd=WIDGETS, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout

@@ -1,0 +1,397 @@
+// The context inspector widget (anywidget ES module): what the agent stored, what the LLM got, and the
+// exact request body, side by side. Model state: rows, requests, provider, context_window, total_tokens,
+// model_name and optional notes (see widgets/README.md).
+import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.js";
+import { shortText } from "./summary.js";
+
+export const STATUSES = ["passed", "translated", "dropped", "summarised", "injected"];
+const STATUS_HELP = {
+  passed: "sent unchanged",
+  translated: "converted into LLM message(s)",
+  dropped: "not sent to the LLM",
+  summarised: "replaced by a summary",
+  injected: "added by transform_context; not in the agent's messages",
+};
+
+function asList(v) {
+  return Array.isArray(v) ? v : [];
+}
+
+function rowRole(row) {
+  if (typeof row?.role === "string" && row.role) return row.role;
+  if (row?.agent && typeof row.agent.role === "string") return row.agent.role;
+  const first = asList(row?.llm)[0];
+  return typeof first?.role === "string" ? first.role : "(none)";
+}
+
+function rowStatus(row) {
+  return STATUSES.includes(row?.status) ? row.status : "passed";
+}
+
+/** First text of the first LLM message: used to find the row in the request body. */
+function snippetOf(row) {
+  for (const m of asList(row?.llm)) {
+    const c = m?.content;
+    const blocks = typeof c === "string" ? [{ type: "text", text: c }] : asList(c);
+    for (const b of blocks) {
+      if (b?.type === "text" && typeof b.text === "string" && b.text.trim()) return b.text.trim().slice(0, 60);
+      if (b?.type === "toolCall" && b.id) return String(b.id);
+    }
+    if (m?.toolCallId) return String(m.toolCallId);
+  }
+  return "";
+}
+
+class InspectorView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.expanded = new Set(); // row keys (index) kept across re-renders
+    this.roleFilter = "";
+    this.search = "";
+    this.rowEls = [];
+
+    this.titleModel = h("span", { class: "pi-model" });
+    this.gaugeFill = h("div", { class: "pi-gauge-fill" });
+    this.gaugeText = h("span", { class: "pi-gauge-text" });
+    this.gauge = h(
+      "div",
+      { class: "pi-gauge", role: "meter", "aria-valuemin": 0, "aria-label": "context window used" },
+      h("div", { class: "pi-gauge-bar" }, this.gaugeFill),
+      this.gaugeText,
+    );
+    this.roleSelect = h("select", { class: "pi-role-filter", dataset: { control: "role" }, "aria-label": "filter by role" });
+    this.searchInput = h("input", {
+      type: "search",
+      class: "pi-search",
+      placeholder: "search…",
+      dataset: { control: "search" },
+      "aria-label": "search rows",
+    });
+    this.countEl = h("span", { class: "pi-insp-count pi-quiet" });
+    this.providerSelect = h("select", {
+      class: "pi-provider",
+      dataset: { control: "provider" },
+      "aria-label": "request body of provider",
+    });
+    this.requestPre = h("pre", { class: "pi-json pi-request-json" });
+    this.rowsEl = h("div", { class: "pi-insp-rows" });
+    this.notesEl = h("ul", { class: "pi-insp-notes" });
+    this.root = h(
+      "div",
+      { class: "pi-inspector", dataset: { state: "ready" } },
+      h(
+        "header",
+        { class: "pi-insp-head" },
+        h("div", { class: "pi-insp-title" }, h("strong", null, "Context inspector"), " ", this.titleModel),
+        this.gauge,
+        h(
+          "div",
+          { class: "pi-insp-controls" },
+          h("label", null, "role ", this.roleSelect),
+          this.searchInput,
+          this.countEl,
+        ),
+      ),
+      this.notesEl,
+      h(
+        "div",
+        { class: "pi-insp-body" },
+        h(
+          "div",
+          { class: "pi-insp-rows-pane" },
+          h(
+            "div",
+            { class: "pi-insp-colheads" },
+            h("div", null, "AgentMessage (stored)"),
+            h("div", null, "status"),
+            h("div", null, "Message(s) for the LLM"),
+          ),
+          this.rowsEl,
+        ),
+        h(
+          "section",
+          { class: "pi-insp-request", dataset: { pane: "request" } },
+          h(
+            "div",
+            { class: "pi-pane-head" },
+            h("span", null, "request body "),
+            this.providerSelect,
+            copyButton(() => this.requestText, "copy", this.requestPre),
+          ),
+          this.requestPre,
+        ),
+      ),
+    );
+    el.appendChild(this.root);
+
+    this.roleSelect.addEventListener("change", () => {
+      this.roleFilter = this.roleSelect.value;
+      this.applyFilter();
+    });
+    this.searchInput.addEventListener("input", () => {
+      this.search = this.searchInput.value.trim().toLowerCase();
+      this.applyFilter();
+    });
+    this.providerSelect.addEventListener("change", () => {
+      this.model.set("provider", this.providerSelect.value);
+      this.model.save_changes();
+      this.renderRequest();
+    });
+
+    this.handlers = {
+      "change:rows": () => this.renderRows(),
+      "change:requests": () => this.renderRequest(),
+      "change:provider": () => this.renderRequest(),
+      "change:context_window": () => this.renderHeader(),
+      "change:total_tokens": () => this.renderHeader(),
+      "change:model_name": () => this.renderHeader(),
+      "change:notes": () => this.renderNotes(),
+    };
+    for (const [ev, fn] of Object.entries(this.handlers)) model.on(ev, fn);
+    this.renderHeader();
+    this.renderNotes();
+    this.renderRows();
+    this.renderRequest();
+  }
+
+  destroy() {
+    for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
+    this.root.remove();
+  }
+
+  renderHeader() {
+    const name = this.model.get("model_name");
+    this.titleModel.textContent = typeof name === "string" ? name : "";
+    const used = Number(this.model.get("total_tokens")) || 0;
+    const max = Number(this.model.get("context_window")) || 0;
+    const pct = max > 0 ? (used / max) * 100 : 0;
+    const level = max <= 0 ? "unknown" : pct > 100 ? "over" : pct >= 80 ? "warn" : "ok";
+    this.gauge.dataset.level = level;
+    this.gauge.setAttribute("aria-valuenow", String(used));
+    if (max > 0) this.gauge.setAttribute("aria-valuemax", String(max));
+    this.gaugeFill.style.width = `${Math.min(100, Math.max(0, pct)).toFixed(1)}%`;
+    this.gaugeText.textContent =
+      max > 0
+        ? `${fmtInt(used)} / ${fmtInt(max)} tokens (${pct < 10 ? pct.toFixed(1) : Math.round(pct)}%)`
+        : `${fmtInt(used)} tokens (context window unknown)`;
+  }
+
+  /** Optional `notes` (list of strings from Python): things worth knowing, e.g. "compaction due". */
+  renderNotes() {
+    const notes = asList(this.model.get("notes")).filter((n) => typeof n === "string" && n);
+    this.notesEl.textContent = "";
+    for (const n of notes) this.notesEl.appendChild(h("li", null, n));
+    this.notesEl.hidden = notes.length === 0;
+  }
+
+  // ---- rows --------------------------------------------------------------------------------------
+
+  renderRows() {
+    const rows = asList(this.model.get("rows"));
+    this.rowsEl.textContent = "";
+    this.rowEls = [];
+    const roles = [];
+    const frag = doc().createDocumentFragment();
+    rows.forEach((row, i) => {
+      const role = rowRole(row);
+      if (!roles.includes(role)) roles.push(role);
+      const el = this.renderRow(row, i, role);
+      this.rowEls.push({ el, role, haystack: null, row });
+      frag.appendChild(el);
+    });
+    this.rowsEl.appendChild(frag);
+    if (!rows.length) this.rowsEl.appendChild(h("div", { class: "pi-quiet pi-empty" }, "(no messages in the context)"));
+
+    this.roleSelect.textContent = "";
+    this.roleSelect.appendChild(h("option", { value: "" }, "all roles"));
+    for (const r of roles) this.roleSelect.appendChild(h("option", { value: r }, r));
+    if (!roles.includes(this.roleFilter)) this.roleFilter = "";
+    this.roleSelect.value = this.roleFilter;
+    this.applyFilter();
+  }
+
+  rowKey(row, i) {
+    return String(Number.isFinite(row?.index) ? row.index : `i${i}`);
+  }
+
+  renderRow(row, i, role) {
+    const status = rowStatus(row);
+    const key = this.rowKey(row, i);
+    const agent = row?.agent ?? null;
+    const llm = asList(row?.llm);
+
+    const agentCell = h("div", { class: "pi-cell pi-cell-agent", dataset: { pane: "agent" } });
+    agentCell.appendChild(
+      h(
+        "div",
+        { class: "pi-cell-head" },
+        h("span", { class: "pi-idx" }, Number.isFinite(row?.index) ? `#${row.index}` : ""),
+        h("span", { class: "pi-role-tag" }, agent ? String(agent.role ?? "(no role)") : "—"),
+      ),
+    );
+    agentCell.appendChild(
+      agent
+        ? h("div", { class: "pi-cell-text" }, shortText(agent))
+        : h("div", { class: "pi-cell-text pi-quiet" }, "(not in the agent's messages)"),
+    );
+
+    const statusCell = h(
+      "div",
+      { class: "pi-cell pi-status-cell" },
+      badge(status, `status-${status}`, STATUS_HELP[status]),
+      row?.reason ? h("div", { class: "pi-reason" }, String(row.reason)) : null,
+      Number.isFinite(row?.tokens) ? h("div", { class: "pi-tokens pi-quiet" }, `~${fmtInt(row.tokens)} tok`) : null,
+    );
+
+    const llmCell = h("div", { class: "pi-cell pi-cell-llm", dataset: { pane: "llm" } });
+    if (!llm.length) {
+      const note = status === "summarised" ? "— replaced by the summary —" : "— not sent —";
+      llmCell.appendChild(h("div", { class: "pi-cell-text pi-quiet pi-dropped-note" }, note));
+    }
+    for (const m of llm) {
+      llmCell.appendChild(
+        h(
+          "div",
+          { class: "pi-llm-msg" },
+          h("span", { class: "pi-role-tag" }, String(m?.role ?? "(no role)")),
+          h("div", { class: "pi-cell-text" }, shortText(m)),
+        ),
+      );
+    }
+
+    const el = h(
+      "div",
+      {
+        class: ["pi-insp-row", `pi-status-${status}`],
+        dataset: { status, role, index: key },
+        tabindex: 0,
+        role: "button",
+        "aria-expanded": "false",
+      },
+      agentCell,
+      statusCell,
+      llmCell,
+    );
+    const toggle = () => {
+      if (this.expanded.has(key)) this.expanded.delete(key);
+      else this.expanded.add(key);
+      this.syncExpanded(el, row, key);
+      if (this.expanded.has(key)) this.highlightInRequest(snippetOf(row));
+    };
+    el.addEventListener("click", (ev) => {
+      if (ev.target?.closest?.("button, a, summary, .pi-insp-expanded")) return;
+      toggle();
+    });
+    el.addEventListener("keydown", (ev) => {
+      if ((ev.key === "Enter" || ev.key === " ") && ev.target === el) {
+        ev.preventDefault();
+        toggle();
+      }
+    });
+    this.syncExpanded(el, row, key);
+    return el;
+  }
+
+  syncExpanded(el, row, key) {
+    const open = this.expanded.has(key);
+    el.setAttribute("aria-expanded", String(open));
+    el.classList.toggle("pi-expanded", open);
+    el.querySelector(":scope > .pi-insp-expanded")?.remove();
+    if (!open) return;
+    const agentText = row?.agent ? prettyJson(row.agent) : "null";
+    const llmText = prettyJson(asList(row?.llm));
+    el.appendChild(
+      h(
+        "div",
+        { class: "pi-insp-expanded" },
+        h(
+          "div",
+          { class: "pi-json-box", dataset: { json: "agent" } },
+          h("div", { class: "pi-pane-head" }, "AgentMessage JSON ", copyButton(() => agentText)),
+          jsonBlock(row?.agent ?? null),
+        ),
+        h(
+          "div",
+          { class: "pi-json-box", dataset: { json: "llm" } },
+          h("div", { class: "pi-pane-head" }, "Message JSON ", copyButton(() => llmText)),
+          jsonBlock(asList(row?.llm)),
+        ),
+        typeof row?.produced_text === "string" && row.produced_text
+          ? h(
+              "div",
+              { class: "pi-json-box pi-produced", dataset: { json: "text" } },
+              h("div", { class: "pi-pane-head" }, "Text the LLM reads ", copyButton(() => row.produced_text)),
+              h("pre", { class: "pi-json" }, row.produced_text),
+            )
+          : null,
+      ),
+    );
+  }
+
+  applyFilter() {
+    let shown = 0;
+    for (const r of this.rowEls) {
+      let ok = !this.roleFilter || r.role === this.roleFilter;
+      if (ok && this.search) {
+        r.haystack ??= [
+          prettyJson(r.row?.agent),
+          prettyJson(r.row?.llm),
+          r.row?.reason ?? "",
+          r.row?.produced_text ?? "",
+          r.row?.status ?? "",
+          r.role,
+        ]
+          .join("\n")
+          .toLowerCase();
+        ok = r.haystack.includes(this.search);
+      }
+      r.el.hidden = !ok;
+      if (ok) shown++;
+    }
+    this.countEl.textContent = `${shown.toLocaleString("en-US")} of ${this.rowEls.length.toLocaleString("en-US")} rows`;
+  }
+
+  // ---- request pane ------------------------------------------------------------------------------
+
+  selectedProvider() {
+    const requests = this.model.get("requests");
+    const names = requests && typeof requests === "object" ? Object.keys(requests) : [];
+    const chosen = this.model.get("provider");
+    return { names, name: names.includes(chosen) ? chosen : (names[0] ?? ""), requests: requests || {} };
+  }
+
+  renderRequest() {
+    const { names, name, requests } = this.selectedProvider();
+    this.providerSelect.textContent = "";
+    for (const n of names) this.providerSelect.appendChild(h("option", { value: n }, n));
+    this.providerSelect.value = name;
+    this.providerSelect.disabled = names.length < 2;
+    this.requestText = name ? (prettyJson(requests[name]) ?? "") : "";
+    this.requestPre.textContent = name ? this.requestText : "(no request built yet)";
+    this.requestPre.dataset.provider = name;
+  }
+
+  /** Mark the first place the row's text appears in the request body, and scroll to it. */
+  highlightInRequest(snippet) {
+    const text = this.requestText || "";
+    this.requestPre.textContent = text || "(no request built yet)";
+    if (!snippet || !text) return;
+    const needle = JSON.stringify(snippet).slice(1, -1);
+    const at = text.indexOf(needle);
+    if (at < 0) return;
+    this.requestPre.textContent = "";
+    const mark = h("mark", { class: "pi-request-mark" }, text.slice(at, at + needle.length));
+    this.requestPre.append(text.slice(0, at), mark, text.slice(at + needle.length));
+    // Scroll the pane only (not the notebook): the <pre> is the positioned scroll container.
+    this.requestPre.scrollTop = Math.max(0, mark.offsetTop - this.requestPre.clientHeight / 3);
+  }
+}
+
+/** anywidget entry point. Returns the cleanup function. */
+function render({ model, el }) {
+  const view = new InspectorView(model, el);
+  return () => view.destroy();
+}
+
+export default { render };

@@ -1,0 +1,458 @@
+// The transcript widget (anywidget ES module): a thin view over Pi-JSON AgentMessages.
+//
+// Model state (set from Python): messages, visibility, streaming, show_hidden, title, renderers.
+// See widgets/README.md for the contract. Long lists render in chunks (one per animation frame), only
+// the changed tail re-renders on `change:messages`, and `streaming` re-renders at most once per frame.
+import { ansiToFragment } from "./ansi.js";
+import { contentBlocks, longOutput, normaliseContent } from "./content.js";
+import { badge, doc, fmtCost, fmtInt, fmtTime, h, idPart, jsonBlock, nextFrame, prettyJson } from "./dom.js";
+import { markdown } from "./markdown.js";
+import { getRenderer, registerRenderer } from "./registry.js";
+import { fallbackRenderer } from "./renderers/index.js";
+
+export { registerRenderer };
+
+const ROLE_LABELS = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "tool result",
+  bashExecution: "shell",
+  compactionSummary: "compaction summary",
+  branchSummary: "branch summary",
+  custom: "custom",
+};
+const VISIBILITIES = new Set(["both", "ui", "llm", "none"]);
+/** Hidden in the UI unless show_hidden: display:false messages (sent to the LLM, or not even that). */
+const HIDDEN = new Set(["llm", "none"]);
+const FRAME_BUDGET_MS = 12;
+const MIN_PER_FRAME = 25;
+
+let viewCounter = 0;
+
+/** What a message's visibility is when Python gave none: Pi's own rules. */
+export function defaultVisibility(message) {
+  if (message?.role === "bashExecution" && message.excludeFromContext) return "ui";
+  if (message?.role === "custom" && message.display === false) return "llm";
+  return "both";
+}
+
+function asList(value) {
+  return Array.isArray(value) ? value : [];
+}
+
+function keyOf(message) {
+  try {
+    return JSON.stringify(message) ?? "undefined";
+  } catch {
+    return `#unserialisable-${Math.random()}`; // never equal: always re-render
+  }
+}
+
+function now() {
+  return globalThis.performance?.now?.() ?? Date.now();
+}
+
+/**
+ * Import an ES module from source text: a Blob URL (browsers), else a data: URL (Node, strict CSPs
+ * without blob:). Its default export must be a function `render(message, el, helpers)`.
+ */
+export async function loadRendererModule(source) {
+  const src = String(source ?? "");
+  let mod;
+  let blobError;
+  if (typeof Blob === "function" && typeof URL?.createObjectURL === "function") {
+    const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+    try {
+      mod = await import(/* webpackIgnore: true */ url);
+    } catch (err) {
+      blobError = err;
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+  if (!mod) {
+    try {
+      mod = await import(/* webpackIgnore: true */ `data:text/javascript;charset=utf-8,${encodeURIComponent(src)}`);
+    } catch (err) {
+      throw blobError && !/scheme|protocol|URL/i.test(String(blobError.message)) ? blobError : err;
+    }
+  }
+  if (typeof mod?.default !== "function") {
+    throw new TypeError("the module has no default export function render(message, el, helpers)");
+  }
+  return mod.default;
+}
+
+class TranscriptView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.id = `pi${(++viewCounter).toString(36)}${Math.random().toString(36).slice(2, 7)}`;
+    this.rendered = []; // [{key, el, visibility}] in message order
+    this.keys = [];
+    this.messages = [];
+    this.visibility = [];
+    this.callIds = new Set();
+    this.resultIds = new Set();
+    this.custom = new Map(); // role → render function (from the `renderers` trait)
+    this.customErrors = new Map(); // role → Error (module failed to load)
+    this.chunking = false;
+    this.loading = false;
+    this.cancelChunk = null;
+    this.cancelStream = null;
+    this.loadToken = 0;
+
+    this.titleEl = h("span", { class: "pi-title" });
+    this.countEl = h("span", { class: "pi-count" });
+    this.totalsEl = h("span", { class: "pi-totals" });
+    this.hiddenBox = h("input", { type: "checkbox", class: "pi-hidden-checkbox" });
+    this.hiddenLabel = h("span", null, "show hidden");
+    this.hiddenToggle = h(
+      "label",
+      { class: "pi-hidden-toggle", title: "Messages sent to the LLM but hidden in the UI (display: false)" },
+      this.hiddenBox,
+      this.hiddenLabel,
+    );
+    this.list = h("div", { class: "pi-list", role: "log", "aria-live": "off" });
+    this.empty = h("div", { class: "pi-empty pi-quiet" }, "(no messages)");
+    this.slot = h("div", { class: "pi-streaming-slot", "aria-live": "polite" });
+    this.root = h(
+      "div",
+      { class: "pi-transcript", dataset: { state: "rendering" } },
+      h("header", { class: "pi-transcript-head" }, this.titleEl, this.countEl, this.totalsEl, this.hiddenToggle),
+      this.empty,
+      this.list,
+      this.slot,
+    );
+    el.appendChild(this.root);
+
+    this.onClick = (ev) => this.followLink(ev);
+    this.root.addEventListener("click", this.onClick);
+    this.hiddenBox.addEventListener("change", () => {
+      model.set("show_hidden", this.hiddenBox.checked);
+      model.save_changes();
+    });
+
+    this.handlers = {
+      "change:messages": () => this.update(),
+      "change:visibility": () => this.update(),
+      "change:streaming": () => this.scheduleStreaming(),
+      "change:show_hidden": () => this.applyShowHidden(),
+      "change:title": () => this.updateHeader(),
+      "change:renderers": () => this.loadCustom(),
+    };
+    for (const [ev, fn] of Object.entries(this.handlers)) model.on(ev, fn);
+
+    this.updateHeader();
+    if (Object.keys(this.model.get("renderers") || {}).length) this.loadCustom();
+    else this.update();
+    this.renderStreaming();
+    this.setState();
+  }
+
+  destroy() {
+    for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
+    this.cancelChunk?.();
+    this.cancelStream?.();
+    this.loadToken++;
+    this.root.removeEventListener("click", this.onClick);
+    this.root.remove();
+  }
+
+  // ---- state ---------------------------------------------------------------------------------
+
+  setState() {
+    const ready = !this.chunking && !this.loading && !this.cancelStream;
+    const state = ready ? "ready" : "rendering";
+    if (this.root.dataset.state !== state) {
+      this.root.dataset.state = state;
+      if (ready) this.root.dispatchEvent(new (doc().defaultView?.CustomEvent ?? CustomEvent)("pi-rendered"));
+    }
+  }
+
+  visibilityOf(index) {
+    const v = this.visibility[index];
+    return VISIBILITIES.has(v) ? v : defaultVisibility(this.messages[index]);
+  }
+
+  showHidden() {
+    return this.model.get("show_hidden") === true;
+  }
+
+  computeIds() {
+    this.callIds = new Set();
+    this.resultIds = new Set();
+    const streaming = this.model.get("streaming");
+    for (const m of [...this.messages, streaming]) {
+      if (!m || typeof m !== "object") continue;
+      if (m.role === "toolResult" && m.toolCallId !== undefined) this.resultIds.add(String(m.toolCallId));
+      if (m.role === "assistant" && Array.isArray(m.content)) {
+        for (const b of m.content) if (b?.type === "toolCall" && b.id !== undefined) this.callIds.add(String(b.id));
+      }
+    }
+  }
+
+  // ---- custom renderers --------------------------------------------------------------------------
+
+  async loadCustom() {
+    const token = ++this.loadToken;
+    this.loading = true;
+    this.setState();
+    const sources = this.model.get("renderers") || {};
+    const custom = new Map();
+    const errors = new Map();
+    await Promise.all(
+      Object.entries(sources).map(async ([role, source]) => {
+        try {
+          custom.set(role, await loadRendererModule(source));
+        } catch (err) {
+          errors.set(role, err);
+        }
+      }),
+    );
+    if (token !== this.loadToken) return; // superseded by a newer change:renderers or destroy()
+    this.custom = custom;
+    this.customErrors = errors;
+    this.loading = false;
+    this.rerenderAll();
+  }
+
+  // ---- the list ----------------------------------------------------------------------------------
+
+  rerenderAll() {
+    this.cancelChunk?.();
+    for (const r of this.rendered) r.el.remove();
+    this.rendered = [];
+    this.update();
+    this.renderStreaming();
+  }
+
+  /** Re-render from the first message whose JSON or visibility changed; append new ones in chunks. */
+  update() {
+    if (this.loading) return; // loadCustom() re-renders when done
+    this.messages = asList(this.model.get("messages"));
+    this.visibility = asList(this.model.get("visibility"));
+    this.keys = this.messages.map((m, i) => `${this.visibilityOf(i)}\u0000${keyOf(m)}`);
+    let i = 0;
+    while (i < this.rendered.length && i < this.keys.length && this.rendered[i].key === this.keys[i]) i++;
+    for (const r of this.rendered.splice(i)) r.el.remove();
+    this.computeIds();
+    this.updateHeader();
+    this.cancelChunk?.();
+    this.cancelChunk = null;
+    this.chunking = true;
+    this.renderChunk();
+  }
+
+  renderChunk() {
+    const start = now();
+    const frag = doc().createDocumentFragment();
+    let n = 0;
+    while (this.rendered.length < this.keys.length) {
+      const index = this.rendered.length;
+      const visibility = this.visibilityOf(index);
+      const el = this.renderMessage(this.messages[index], visibility, index, false);
+      frag.appendChild(el);
+      this.rendered.push({ key: this.keys[index], el, visibility });
+      n++;
+      if (n >= MIN_PER_FRAME && now() - start > FRAME_BUDGET_MS) break;
+    }
+    this.refreshLinks(frag);
+    this.list.appendChild(frag);
+    if (this.rendered.length < this.keys.length) {
+      this.cancelChunk = nextFrame(() => this.renderChunk());
+    } else {
+      this.cancelChunk = null;
+      this.chunking = false;
+      this.refreshLinks(this.root);
+    }
+    this.setState();
+  }
+
+  scheduleStreaming() {
+    if (this.cancelStream) return;
+    this.cancelStream = nextFrame(() => {
+      this.cancelStream = null;
+      this.renderStreaming();
+      this.setState();
+    });
+    this.setState();
+  }
+
+  renderStreaming() {
+    const msg = this.model.get("streaming");
+    this.slot.textContent = "";
+    this.computeIds();
+    if (msg && typeof msg === "object") {
+      this.slot.appendChild(this.renderMessage(msg, "both", this.messages.length, true));
+    }
+    this.refreshLinks(this.root);
+    this.updateHeader();
+  }
+
+  applyShowHidden() {
+    const show = this.showHidden();
+    for (const r of this.rendered) if (HIDDEN.has(r.visibility)) r.el.hidden = !show;
+    this.updateHeader();
+  }
+
+  updateHeader() {
+    const title = this.model.get("title");
+    this.titleEl.textContent = typeof title === "string" ? title : "";
+    this.titleEl.hidden = !this.titleEl.textContent;
+    const n = this.messages.length;
+    this.countEl.textContent = `${n.toLocaleString("en-US")} message${n === 1 ? "" : "s"}`;
+    let tin = 0;
+    let tout = 0;
+    let cost = 0;
+    let hidden = 0;
+    this.messages.forEach((m, i) => {
+      if (HIDDEN.has(this.visibilityOf(i))) hidden++;
+      const u = m?.role === "assistant" ? m.usage : null;
+      if (u && typeof u === "object") {
+        tin += Number.isFinite(u.input) ? u.input : 0;
+        tout += Number.isFinite(u.output) ? u.output : 0;
+        cost += Number.isFinite(u.cost?.total) ? u.cost.total : 0;
+      }
+    });
+    this.totalsEl.textContent =
+      tin || tout ? `${fmtInt(tin)} in · ${fmtInt(tout)} out${cost > 0 ? ` · ${fmtCost(cost)}` : ""}` : "";
+    this.hiddenToggle.hidden = hidden === 0;
+    this.hiddenBox.checked = this.showHidden();
+    this.hiddenLabel.textContent = `show hidden (${hidden})`;
+    this.empty.hidden = n > 0 || !!this.model.get("streaming");
+  }
+
+  // ---- one message -------------------------------------------------------------------------------
+
+  anchor(kind, toolCallId) {
+    return `${this.id}-${kind}-${idPart(toolCallId)}`;
+  }
+
+  link(kind, toolCallId) {
+    return h("a", { class: "pi-link", dataset: { link: kind, toolCallId: String(toolCallId) } });
+  }
+
+  /** Point tool call ↔ result links at their targets, or say why there is none. */
+  refreshLinks(scope) {
+    const streaming = !!this.model.get("streaming");
+    for (const a of scope.querySelectorAll("a.pi-link")) {
+      const id = a.dataset.toolCallId ?? "";
+      const kind = a.dataset.link;
+      const present = kind === "result" ? this.resultIds.has(id) : this.callIds.has(id);
+      if (present) {
+        a.setAttribute("href", `#${this.anchor(kind, id)}`);
+        a.textContent = kind === "result" ? "↓ result" : "↑ call";
+        a.dataset.linkState = "linked";
+      } else {
+        a.removeAttribute("href");
+        a.textContent = kind === "result" ? (streaming ? "running…" : "no result") : "call not in transcript";
+        a.dataset.linkState = "missing";
+      }
+    }
+  }
+
+  followLink(ev) {
+    const a = ev.target?.closest?.("a.pi-link[href]");
+    if (!a || !this.root.contains(a)) return;
+    ev.preventDefault(); // scroll inside the notebook; don't touch the page's URL hash
+    const target = this.root.querySelector(`[id="${a.getAttribute("href").slice(1)}"]`);
+    if (!target) return;
+    target.scrollIntoView?.({ block: "nearest", behavior: "smooth" });
+    target.classList.add("pi-flash");
+    setTimeout(() => target.classList.remove("pi-flash"), 1200);
+  }
+
+  helpers(article, header, visibility, index, streaming) {
+    return {
+      h,
+      text: (s) => doc().createTextNode(String(s ?? "")),
+      markdown,
+      json: (v) => jsonBlock(v),
+      prettyJson,
+      content: contentBlocks,
+      output: longOutput,
+      ansi: ansiToFragment,
+      badge,
+      fmtInt,
+      fmtCost,
+      normaliseContent,
+      article,
+      header,
+      visibility,
+      index,
+      streaming,
+      callAnchor: (id) => this.anchor("call", id),
+      resultAnchor: (id) => this.anchor("result", id),
+      linkToResult: (id) => this.link("result", id),
+      linkToCall: (id) => this.link("call", id),
+    };
+  }
+
+  renderMessage(message, visibility, index, streaming) {
+    const isObj = message !== null && typeof message === "object" && !Array.isArray(message);
+    const role = isObj && typeof message.role === "string" ? message.role : "";
+    const badges = h("span", { class: "pi-badges" });
+    const time = isObj ? fmtTime(message.timestamp) : "";
+    const header = h(
+      "header",
+      { class: "pi-msg-head" },
+      h("span", { class: "pi-role-label" }, ROLE_LABELS[role] ?? (role || "(no role)")),
+      badges,
+      streaming ? h("span", { class: "pi-streaming-indicator", role: "status" }, "streaming") : null,
+      time ? h("time", { class: "pi-time" }, time) : null,
+    );
+    const body = h("div", { class: "pi-msg-body" });
+    const article = h(
+      "article",
+      {
+        class: ["pi-msg", `pi-role-${idPart(role || "none")}`, visibility !== "both" && `pi-vis-${visibility}`],
+        dataset: { role, visibility, index },
+      },
+      header,
+      body,
+    );
+    if (streaming) article.dataset.streaming = "true";
+    if (visibility === "ui" || visibility === "none") {
+      badges.appendChild(badge("not sent to the LLM", "ui", "Not part of the LLM context"));
+    }
+    if (visibility === "llm") badges.appendChild(badge("LLM only", "llm", "Hidden in the UI; still sent to the LLM"));
+    if (visibility === "none") badges.appendChild(badge("hidden", "llm", "display: false, and not sent to the LLM either"));
+    if (HIDDEN.has(visibility) && !this.showHidden() && !streaming) article.hidden = true;
+
+    const x = this.helpers(article, badges, visibility, index, streaming);
+    const loadError = this.customErrors.get(role);
+    const render = isObj ? (this.custom.get(role) ?? getRenderer(role)) : undefined;
+    if (loadError) {
+      this.renderFailure(body, x, message, `Custom renderer for role "${role}" failed to load: ${loadError.message}`);
+    } else if (!render) {
+      fallbackRenderer(isObj ? message : { role: undefined, value: message }, body, x);
+    } else {
+      try {
+        render(message, body, x);
+      } catch (err) {
+        const custom = this.custom.has(role) ? "Custom renderer" : "Renderer";
+        this.renderFailure(body, x, message, `${custom} for role "${role}" failed: ${err?.message ?? err}`);
+      }
+    }
+    return article;
+  }
+
+  renderFailure(body, x, message, text) {
+    body.textContent = "";
+    body.appendChild(h("div", { class: "pi-error-box pi-renderer-error", role: "alert", dataset: { rendererError: "true" } }, text));
+    try {
+      fallbackRenderer(message, body, x);
+    } catch {
+      body.appendChild(h("pre", { class: "pi-json" }, String(message)));
+    }
+  }
+}
+
+/** anywidget entry point. Returns the cleanup function. */
+function render({ model, el }) {
+  const view = new TranscriptView(model, el);
+  return () => view.destroy();
+}
+
+export default { render };
