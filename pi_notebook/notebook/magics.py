@@ -46,6 +46,14 @@ def _read_system(value: str | None) -> str | None:
         raise UsageError(f"--system {value}: {e.strerror or e}") from e
 
 
+class CellInterrupted(KeyboardInterrupt):
+    """The stop button interrupted a magic after it recorded what happened. Raised (not just printed) so that
+    "Run All" stops here, as it does for any interrupted cell; shown as one line, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"Interrupted: {self}."]
+
+
 def _has_frontend(shell: Any) -> bool:
     """A Jupyter kernel (widgets can render live); plain IPython in a terminal gets text at the end."""
     return getattr(shell, "kernel", None) is not None
@@ -148,7 +156,7 @@ class PiMagics(Magics):
         _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)
         view.finish()
         if interrupted:
-            print("Interrupted: the run was aborted; everything said so far is kept in the session.")
+            raise CellInterrupted("the run was aborted; everything said so far is kept in the session")
 
     @magic_arguments()
     @argument("--timeout", type=float, help="seconds before the command is stopped")

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -104,7 +105,8 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 
 def open_notebook(page, lab: Lab, name: str) -> None:
     """Open ``name`` and wait until its kernel is idle (clicking Run before that silently runs nothing)."""
-    page.goto(f"{lab.url}/lab/tree/{name}")
+    # A workspace of its own, so notebooks opened by earlier tests are not restored next to this one.
+    page.goto(f"{lab.url}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{name}")
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.wait_for_function(
         "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=60_000

@@ -1,0 +1,166 @@
+"""In real JupyterLab and Chromium: every role rendered, the inspector's panes, live streaming, the stop button,
+and no injected script running. Screenshots are saved in ``tests/e2e/screenshots/`` (the README shows them)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.e2e.lab import CHROMIUM, CHROMIUM_ARGS, Lab, open_notebook, run_all, wait_idle, write_notebook
+
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+PWN = "window.__pwned = (window.__pwned || 0) + 1"
+
+SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai.providers import faux"
+
+EVERY_ROLE = f'''
+from pi_notebook.ai import *
+from pi_notebook.agent import *
+payload = '<img src=x onerror="{PWN}"><script>{PWN}</script>[click](javascript:{PWN})'
+messages = [
+    UserMessage(content=[TextContent(text="Why does **the test** fail? " + payload)]),
+    AssistantMessage(
+        content=[ThinkingContent(thinking="Let me read the test first."), TextContent(text="I will read it."),
+                 ToolCall(id="call_1", name="read", arguments={{"path": "test_app.py"}})],
+        api="faux", provider="faux", model="faux-1", stop_reason="toolUse",
+        usage=Usage(input=1200, output=80, total_tokens=1280)),
+    ToolResultMessage(tool_call_id="call_1", tool_name="read", is_error=True,
+                      content=[TextContent(text="ENOENT: no such file " + payload)]),
+    BashExecutionMessage(command="pytest -q", output="\\x1b[31m1 failed\\x1b[0m, 4 passed " + payload, exit_code=1),
+    BashExecutionMessage(command="cat .env", output="TOKEN=hidden", exit_code=0, exclude_from_context=True),
+    CustomMessage(custom_type="git-status", content="2 files changed", display=False),
+    CustomMessage(custom_type="reminder", content="Tests must pass before merging."),
+    BranchSummaryMessage(summary="Tried pinning pytest; abandoned.", from_id="a1b2c3d4"),
+    CompactionSummaryMessage(summary="## Goal\\nFix the failing test.", tokens_before=48000),
+    {{"role": "notification", "text": "build finished " + payload}},
+    AssistantMessage(content=[TextContent(text="Half an ans")], api="faux", provider="faux", model="faux-1",
+                     stop_reason="aborted", error_message="Request was aborted"),
+]
+pi_notebook.show(messages, show_hidden=True, title="Every role")
+'''
+
+AGENT_RUN = """
+faux.set_responses([[faux.tool_call("ls", {})], "There is one notebook here."])
+"""
+
+INSPECT = "pi_notebook.inspect(pi_notebook.current_session())"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("root")
+    home = tmp_path_factory.mktemp("home")
+    write_notebook(
+        root / "roles.ipynb",
+        [SETUP, EVERY_ROLE, "%bash printf '\\033[32mok\\033[0m\\n'; exit 2", "%bash! echo private-token", AGENT_RUN,
+         "%%agent --model faux/faux-1 --tools ls\nWhat is in this folder?", INSPECT],
+    )  # fmt: skip
+    write_notebook(
+        root / "live.ipynb",
+        [SETUP + "\nfaux.provider.tokens_per_second = 60\nfaux.provider.chunk_chars = 8",
+         'faux.set_responses(["streaming words " * 60, "stop me " * 400, "after the stop"])',
+         "%%agent --model faux/faux-1 --tools none\nTalk slowly.",
+         "%%agent --model faux/faux-1 --tools none\nTalk forever.",
+         "%%agent --model faux/faux-1 --tools none\nStill there?"],
+    )  # fmt: skip
+    server = Lab(root, home)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def shot(page, locator, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    locator.scroll_into_view_if_needed()
+    locator.screenshot(path=str(SCREENSHOTS / name))
+
+
+def test_every_role_the_inspector_and_no_script_runs(lab, page):
+    open_notebook(page, lab, "roles.ipynb")
+    run_all(page)
+    wait_idle(page, timeout=120_000)
+    page.wait_for_selector("[data-pane=request]", timeout=60_000)
+    transcript = page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first
+    for role in ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"):
+        assert transcript.locator(f"article[data-role={role}]").count() >= 1, role
+    assert transcript.locator("article[data-role=notification]").count() == 1  # unknown role: raw JSON fallback
+    assert transcript.locator("article[data-role=bashExecution][data-visibility=ui]").count() == 1  # excluded
+    assert transcript.locator("article[data-role=notification][data-visibility=ui]").count() == 1  # never sent
+    assert transcript.locator("article[data-visibility=llm]").count() == 1  # display=False, shown with show_hidden
+    text = transcript.inner_text()
+    assert "Request was aborted" in text and "not sent to the llm" in text.lower()
+    # the payloads are shown as text, never run
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator(".jp-OutputArea-output script").count() == 0
+    assert page.locator(".jp-OutputArea-output [onerror]").count() == 0
+    shot(page, transcript, "transcript.png")
+
+    # %bash! is shown but marked; the agent run shows a tool call linked to its result
+    assert page.locator("article[data-role=bashExecution][data-visibility=ui]").count() >= 2
+    assert page.locator("article[data-role=toolResult]").count() >= 2
+
+    inspector = page.locator(".jp-OutputArea-output", has=page.locator("[data-pane=request]")).first
+    for pane in ("agent", "llm", "request"):
+        assert inspector.locator(f"[data-pane={pane}]").count() >= 1, pane
+    statuses = {inspector.locator(f"[data-status={s}]").count() for s in ("translated", "dropped", "passed")}
+    assert 0 not in statuses  # bash → user (translated), %bash! (dropped), prompts (passed)
+    assert "private-token" in " ".join(inspector.locator("[data-pane=agent]").all_inner_texts())
+    request_text = inspector.locator("[data-pane=request]").first.inner_text()
+    assert "private-token" not in request_text  # the excluded command never reaches the provider request
+    shot(page, inspector, "inspector.png")
+
+
+def test_replies_stream_live_and_the_stop_button_stops(lab, page):
+    open_notebook(page, lab, "live.ipynb")
+    run_all(page)
+    streaming = page.locator("article[data-role=assistant]")
+    streaming.first.wait_for(timeout=60_000)  # the kernel starts, imports, and the first tokens arrive
+    lengths = set()
+    for _ in range(50):  # sample the reply while it streams
+        lengths.add(len(streaming.first.inner_text()))
+        if len(lengths) >= 4:
+            break
+        page.wait_for_timeout(100)
+    assert len(lengths) >= 4, f"the reply did not grow while streaming: {sorted(lengths)}"
+    # wait for the second (endless) reply to start, then press the stop button
+    page.wait_for_function(
+        "() => document.querySelectorAll('article[data-role=assistant]').length >= 2", timeout=60_000
+    )
+    page.wait_for_timeout(700)
+    page.click("jp-button[data-command='notebook:interrupt-kernel'], button[data-command='notebook:interrupt-kernel']")
+    wait_idle(page, timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('article[data-role=assistant]')].some(a => /aborted/i.test(a.innerText))",
+        timeout=30_000,
+    )
+    # Run All stopped at the interrupted cell: the last cell has not run; run it by hand and the agent answers
+    last = page.locator(".jp-Cell").nth(4)
+    assert "after the stop" not in last.inner_text()
+    assert "Interrupted:" in page.locator(".jp-Cell").nth(3).inner_text()
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    last.locator("article[data-role=assistant]", has_text="after the stop").wait_for(timeout=30_000)
+    shot(page, page.locator(".jp-Notebook"), "streaming-stop.png")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _chromium_present():
+    assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
