@@ -181,3 +181,24 @@ def test_notebook_7_renders_the_same_views(lab, page):
     assert page.locator("article[data-role=bashExecution][data-visibility=ui]").count() >= 1
     assert page.locator("article[data-role=compactionSummary]").count() == 1
     assert page.evaluate("window.__pwned") is None
+
+
+def test_a_saved_notebook_re_renders_without_a_kernel(lab, page):
+    import httpx
+
+    write_notebook(
+        lab.root / "saved.ipynb",
+        [SETUP, 'faux.set_responses(["A **saved** answer"])', "%%agent --model faux/faux-1 --tools none\nhello"],
+    )
+    open_notebook(page, lab, "saved.ipynb")
+    run_all(page)
+    wait_idle(page)
+    page.locator("article[data-role=assistant]", has_text="saved answer").wait_for(timeout=30_000)
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1500)
+    for kernel in httpx.get(f"{lab.url}/api/kernels").json():  # no kernel any more
+        httpx.delete(f"{lab.url}/api/kernels/{kernel['id']}")
+    page.goto(f"{lab.url}/lab/workspaces/reopened/tree/saved.ipynb")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.locator("article[data-role=assistant]", has_text="saved answer").wait_for(timeout=30_000)
+    assert page.locator("article[data-role=user]").count() == 1
