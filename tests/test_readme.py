@@ -11,8 +11,14 @@ def test_the_readme_starts_with_the_two_commands():
     first_block = re.search(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL).group(1)
     commands = [line for line in first_block.splitlines() if line.strip()]
     assert len(commands) == 2
-    assert commands[0].endswith("python -m pi_notebook") or "jupyter lab" in commands[0]
+    assert commands[0].endswith("jupyter lab notebooks/00-quickstart.ipynb")
+    assert (README.parent / "notebooks" / "00-quickstart.ipynb").is_file()
     assert commands[1].endswith("python -m pytest -q")
+
+
+def test_the_screenshots_it_shows_exist():
+    for image in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", README.read_text(encoding="utf-8")):
+        assert (README.parent / image).is_file(), image
 
 
 def test_there_are_examples():
