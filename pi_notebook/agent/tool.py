@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 from ..ai import ImageContent, TextContent, Tool
 
 
@@ -76,7 +74,7 @@ class ToolArgumentsError(ValueError):
 
 
 # AJV's messages, which Pi shows the model, for the keywords tools actually use.
-def _ajv_message(error: jsonschema.ValidationError) -> tuple[str, str]:
+def _ajv_message(error: Any) -> tuple[str, str]:
     path = "/".join(str(p) for p in error.absolute_path)
     v, arg = error.validator, error.validator_value
     if v == "required":
@@ -181,6 +179,8 @@ def validate_tool_arguments(tool: AgentTool | Tool, arguments: dict[str, Any], c
         <arguments as indented JSON>
     """
     args = _coerce(copy.deepcopy(arguments), tool.parameters)
+    import jsonschema  # imported on first use: it takes a second to import, and loading the extension should not
+
     validator_cls = jsonschema.validators.validator_for(tool.parameters, default=jsonschema.Draft7Validator)
     errors = sorted(validator_cls(tool.parameters).iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:

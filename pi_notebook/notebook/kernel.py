@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import re
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agent import Agent, BashExecutionMessage, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent import Agent, BashExecutionMessage, CustomMessage, convert_to_llm, prepare_llm_messages, to_pi_json
 from ..agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..agent.compaction import CompactionSettings, Compactor
 from ..agent.recovery import run_with_recovery
@@ -59,7 +60,7 @@ def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False) -> 
         return folder / f"{notebook.stem}.jsonl"
     stem = notebook.stem if notebook is not None else "ipython"
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return folder / f"{stem}-{stamp}-{os.getpid()}.jsonl"
+    return folder / f"{stem}-{stamp}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
 def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
@@ -140,7 +141,7 @@ class NotebookSession:
         if self.agent.is_streaming:
             self._pending.append(message)
             return
-        self._entry_ids[id(message)] = self.file.append_message(message).id
+        self._entry_ids[id(message)] = self._append(message).id
         self.agent.append_message(message)
         self._changed()
 
@@ -151,7 +152,15 @@ class NotebookSession:
 
     def _on_event(self, event: Any) -> None:
         if event.type == "message_end":
-            self._entry_ids[id(event.message)] = self.file.append_message(event.message).id
+            self._entry_ids[id(event.message)] = self._append(event.message).id
+
+    def _append(self, message: Any) -> Any:
+        """Write a message as Pi does: ``custom`` messages as ``custom_message`` entries, the rest as ``message``."""
+        if isinstance(message, CustomMessage):
+            return self.file.append_custom_message_entry(
+                message.custom_type, message.content, display=message.display, details=message.details
+            )
+        return self.file.append_message(message)
 
     def _on_compaction(self, result: Any, summary: Any, first_kept: Any) -> None:
         """Store the compaction in the session file (Pi's ``compaction`` entry) and show its summary card."""

@@ -13,7 +13,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from ..agent import BashExecutionMessage
 from ..ai import UnknownModelError
@@ -37,6 +37,8 @@ def interpolate(template: str, namespace: dict[str, Any]) -> str:
 
 
 def _read_system(value: str | None) -> str | None:
+    if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]  # IPython's argument splitting keeps the quotes of --system "two words"
     if value is None or not value.startswith("@"):
         return value
     try:
@@ -68,7 +70,8 @@ class _RunView:
         self.widget = TranscriptWidget()
         self.done: list[Any] = []
         self.streaming: Any = None
-        self.handle: Any = display(self.widget, display_id=True) if self.live else None
+        if self.live:
+            display(self.widget.view_bundle(), raw=True)
 
     def agent_event(self, event: Any) -> None:
         """Agent events (and compaction notices). Several agent runs may follow one prompt (a retry, a
@@ -100,8 +103,10 @@ class _RunView:
         final = self.done if messages is None else messages
         if self.live:
             self.widget.finish(final)
-            # Republish so the text/plain, markdown and html fallbacks saved in the notebook are the final ones.
-            self.handle.update(self.widget)
+            # Show it again in place of the live view, so the text/plain, markdown and html fallbacks saved with
+            # the notebook are the final ones (a plain display, which nbval and every front end understand).
+            clear_output(wait=True)
+            display(self.widget)
         else:
             self.widget.set_messages(final)
             self.widget.set_streaming(None)

@@ -287,6 +287,13 @@ class TranscriptWidget(anywidget.AnyWidget):
 
     # --- display ----------------------------------------------------------------------------------------
 
+    def view_bundle(self) -> dict[str, Any]:
+        """Only the widget view, without the text fallbacks: for a live display that is replaced when the run
+        ends (so tools that compare outputs, like nbval, see only the final one)."""
+        result = super()._repr_mimebundle_()
+        data = result[0] if isinstance(result, tuple) else result
+        return {k: v for k, v in (data or {}).items() if k == "application/vnd.jupyter.widget-view+json"}
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
         """The widget view plus ``text/plain``, ``text/markdown`` and an escaped ``text/html`` fallback."""
         result = super()._repr_mimebundle_(**kwargs)
