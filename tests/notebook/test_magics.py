@@ -260,3 +260,11 @@ def test_settings_come_from_ipython_config_too(shell):
         assert faux.calls[-1].tools is None
     finally:
         shell.ip.config = Config()
+
+
+def test_compaction_settings_fit_a_small_context_window(shell):
+    shell.session.resolve_model = lambda spec: faux.model(context_window=2048)
+    faux.set_responses(["short"])
+    shell.agent("hi")
+    settings = shell.session.compactor.settings
+    assert settings.reserve_tokens == 512 and settings.keep_recent_tokens == 1024  # not Pi's 16,384 / 20,000
