@@ -213,14 +213,13 @@ class NotebookSession:
             self.file.append_thinking_level_change(level)
             self._context_thinking = level
         names = parse_tools(self.config.tools) if tools is None else list(tools)
-        # Pi's defaults assume a 100k+ window; on a small model (the local one has 2,048 tokens) they would mean
-        # "compact before every call". Scale them down to the window.
+        # Pi's defaults assume a 100k+ window; on a small model (the local one has 2,048 tokens) a reserve larger
+        # than the whole window would mean "compact before every call": then scale the settings to the window.
         window = model.context_window or 128_000
-        settings = CompactionSettings(
-            enabled=self.config.compaction,
-            reserve_tokens=min(self.config.reserve_tokens, window // 4),
-            keep_recent_tokens=min(self.config.keep_recent_tokens, window // 2),
-        )
+        reserve, keep = self.config.reserve_tokens, self.config.keep_recent_tokens
+        if reserve >= window:
+            reserve, keep = window // 4, min(keep, window // 2)
+        settings = CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
         if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
             self.compactor = Compactor(model, settings, on_compaction=self._on_compaction)
             self.agent.transform_context = self.compactor
