@@ -3,6 +3,7 @@ and no injected script running. Screenshots are saved in ``tests/e2e/screenshots
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -202,3 +203,40 @@ def test_a_saved_notebook_re_renders_without_a_kernel(lab, page):
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.locator("article[data-role=assistant]", has_text="saved answer").wait_for(timeout=30_000)
     assert page.locator("article[data-role=user]").count() == 1
+
+
+def test_the_dark_theme_keeps_messages_readable(lab, page):
+    open_notebook(page, lab, "roles.ipynb")
+    run_all(page)
+    wait_idle(page, timeout=120_000)
+    article = page.locator("article[data-role=user]").first
+    article.wait_for(timeout=60_000)
+
+    def luminance(css_color: str) -> float:
+        r, g, b = (float(x) for x in re.findall(r"[\d.]+", css_color)[:3])
+        return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+    def colours():
+        return article.evaluate(
+            """el => {
+                 let bg = 'rgba(0, 0, 0, 0)', node = el;
+                 while (node && bg === 'rgba(0, 0, 0, 0)') {
+                   bg = getComputedStyle(node).backgroundColor;
+                   node = node.parentElement;
+                 }
+                 return [getComputedStyle(el).color, bg];
+               }"""
+        )
+
+    light_text, light_bg = colours()
+    assert luminance(light_text) < luminance(light_bg)
+    page.click("text=Settings")
+    page.click("text=Theme")
+    page.click("text=JupyterLab Dark")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)
+    dark_text, dark_bg = colours()
+    assert luminance(dark_bg) < 0.35 and luminance(dark_text) > luminance(dark_bg) + 0.3  # light text on dark
+    shot(
+        page, page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first, "transcript-dark.png"
+    )
