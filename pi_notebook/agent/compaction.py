@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ai import AssistantMessage, Context, Model, TextContent, Usage, UserMessage, complete
-from ..ai.providers.openai_completions_convert import js_json_stringify
+from ..ai.jstext import js_json_stringify
 from .compaction_prompts import (
     NO_PRIOR_HISTORY,
     SPLIT_TURN_SEPARATOR,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..ai.providers.openai_completions_convert import js_json_stringify
+from ..ai.jstext import js_json_stringify
 
 SUMMARIZATION_SYSTEM_PROMPT = (
     "You are a context summarization assistant. Your task is to read a conversation between a user and an AI "

@@ -27,11 +27,10 @@ import copy
 import json
 import math
 import re
-from decimal import Decimal
 from itertools import groupby
 from typing import Any
 
-from ..jstext import is_blank, sanitize_surrogates
+from ..jstext import is_blank, js_json_stringify, sanitize_surrogates
 from ..options import StreamOptions
 from ..types import (
     AssistantMessage,
@@ -344,78 +343,6 @@ def _add_routing(params: dict[str, Any], model: Model) -> None:
 
 
 # --- JavaScript semantics ------------------------------------------------------------------------------
-
-
-def js_json_stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` as Node prints it: compact, non-ASCII kept, lone surrogates escaped as
-    ``\\udXXX``, integer-like keys first (JS object order), numbers in JS notation (``1.0`` → ``1``)."""
-    if value is None or isinstance(value, bool):
-        return {None: "null", True: "true", False: "false"}[value]
-    if isinstance(value, (int, float)):
-        return _js_number(value)
-    if isinstance(value, str):
-        return _js_string(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json_stringify(item) for item in value) + "]"
-    if isinstance(value, dict):
-        items = [(_js_key(key), item) for key, item in value.items()]
-        index_keys = sorted((k for k, _ in items if _is_array_index(k)), key=int)
-        order = {key: rank for rank, key in enumerate(index_keys)}
-        items.sort(key=lambda kv: order.get(kv[0], len(order)))  # stable: other keys keep insertion order
-        return "{" + ",".join(_js_string(k) + ":" + js_json_stringify(v) for k, v in items) + "}"
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-_JS_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
-_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
-def _js_string(text: str) -> str:
-    # Two halves of a pair stored as two code points are one character to JavaScript.
-    text = _SURROGATE_PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
-
-    def escape(match: re.Match[str]) -> str:
-        char = match.group()
-        return _JS_ESCAPES.get(char) or f"\\u{ord(char):04x}"
-
-    return '"' + _NEEDS_ESCAPE.sub(escape, text) + '"'
-
-
-def _js_key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    return js_json_stringify(key).strip('"')
-
-
-def _is_array_index(key: str) -> bool:
-    return (key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii())) and int(key) < 2**32 - 1
-
-
-def _js_number(number: float) -> str:
-    if isinstance(number, int) and abs(number) <= 2**53:
-        return str(number)
-    number = float(number)  # JavaScript numbers are doubles
-    if not math.isfinite(number):
-        return "null"
-    if number == 0:
-        return "0"
-    sign = "-" if number < 0 else ""
-    # repr() gives the shortest round-tripping digits, as JS does; only the layout differs.
-    _, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
-    digits = "".join(map(str, digit_tuple)).lstrip("0")
-    stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)
-    digits, k = stripped, len(stripped)
-    n = exponent + k  # value = 0.digits × 10^n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
-    return f"{sign}{mantissa}e{'+' if n - 1 > 0 else '-'}{abs(n - 1)}"
 
 
 def _js_json_parse(text: str) -> Any:
