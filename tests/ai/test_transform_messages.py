@@ -210,3 +210,21 @@ def test_pi_json_input_and_misuse():
     ]
     with pytest.raises(TypeError, match="convert_to_llm"):
         transform_messages([object()], MODEL)
+
+
+def test_repair_keeps_the_real_result_when_a_failed_reply_sits_between_call_and_result():
+    from pi_notebook.ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+    from pi_notebook.ai.providers.transform import NO_RESULT_TEXT, transform_messages
+
+    model = {"id": "m", "name": "m", "api": "a", "provider": "p", "baseUrl": "", "reasoning": False,
+             "input": ["text"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+             "contextWindow": 1000, "maxTokens": 100}  # fmt: skip
+    call = AssistantMessage(content=[ToolCall(id="c1", name="ls")], api="a", provider="p", model="m",
+                            stop_reason="toolUse", timestamp=1)  # fmt: skip
+    failed = AssistantMessage(api="a", provider="p", model="m", stop_reason="error", error_message="x", timestamp=2)
+    result = ToolResultMessage(tool_call_id="c1", tool_name="ls", content=[TextContent(text="a.txt")], timestamp=3)
+    history = [UserMessage(content="hi", timestamp=0), call, failed, result]
+    repaired = transform_messages(history, model, now=lambda: 9)
+    assert [m.role for m in repaired] == ["user", "assistant", "toolResult"] and repaired[-1].content[0].text == "a.txt"
+    as_pi = transform_messages(history, model, now=lambda: 9, repair=False)  # Pi: a synthetic answer, then the real one
+    assert [m.content[0].text for m in as_pi if m.role == "toolResult"] == [NO_RESULT_TEXT, "a.txt"]

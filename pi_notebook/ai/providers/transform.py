@@ -167,11 +167,15 @@ def _fix_tool_result_order(messages: list[Message], now: Callable[[], int], repa
 
     for message in messages:
         if isinstance(message, AssistantMessage):
-            close_turn()
             if message.stop_reason in ("error", "aborted"):
                 # An incomplete turn (partial thinking, half-streamed tool calls): the model retries from
-                # the last good state instead. Its tool calls are never opened.
+                # the last good state instead. Its tool calls are never opened. Pi also closes the turn before
+                # it, so a real result arriving after it is then both answered by "No result provided" and
+                # kept; repaired, the failed message is simply not there and the real result answers the call.
+                if not repair:
+                    close_turn()
                 continue
+            close_turn()
             calls = [block for block in message.content if isinstance(block, ToolCall)]
             if calls:
                 open_calls, answered = calls, set()
