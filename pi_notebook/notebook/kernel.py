@@ -224,6 +224,7 @@ class NotebookSession:
             self.compactor = Compactor(model, settings, on_compaction=self._on_compaction)
             self.agent.transform_context = self.compactor
         self.agent.set_model(model)
+        self.agent.stream_options["session_id"] = self.file.session_id  # prompt caching per session, as Pi does
         self.agent.set_system_prompt(self.config.system_prompt if system_prompt is None else system_prompt)
         self.agent.set_tools([TOOL_FACTORIES[name](self.cwd) for name in names])
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]

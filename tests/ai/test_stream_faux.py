@@ -173,3 +173,17 @@ def test_the_api_key_never_shows_in_options_repr_or_dump():
     options = StreamOptions.coerce({"apiKey": "sk-secret-123", "maxTokens": 10})
     assert "sk-secret-123" not in repr(options) and "sk-secret-123" not in str(options.model_dump())
     assert options.key() == "sk-secret-123" and options.max_tokens == 10
+
+
+def test_with_a_session_id_the_shared_prompt_prefix_is_read_from_a_simulated_cache():
+    faux.set_responses(["first", "second"])
+    history = [UserMessage(content="a long question " * 20, timestamp=1)]
+    one = run(complete(faux.model(), Context(messages=history), session_id="s1"))
+    assert one.usage.cache_read == 0 and one.usage.cache_write > 0 and one.usage.input == 0
+    history += [one, UserMessage(content="and a follow-up", timestamp=2)]
+    two = run(complete(faux.model(), Context(messages=history), session_id="s1"))
+    assert two.usage.cache_read >= one.usage.cache_write - 1  # the whole first prompt came from the cache
+    assert two.usage.cache_write < two.usage.cache_read
+    faux.set_responses(["no cache"])
+    three = run(complete(faux.model(), Context(messages=history), session_id="s1", cache_retention="none"))
+    assert three.usage.cache_read == 0 and three.usage.input > 0

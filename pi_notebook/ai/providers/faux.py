@@ -18,6 +18,7 @@ import inspect
 import itertools
 import json
 import math
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
@@ -112,6 +113,7 @@ class FauxProvider:
         self.tokens_per_second = tokens_per_second
         self.calls: list[Context] = []
         self.state: dict[str, Any] = {}
+        self._prompts: dict[str, str] = {}  # session id -> last prompt, for the simulated prompt cache
         self._queue: deque[Any] = deque()
 
     def model(self, id: str = "faux-1", **overrides: Any) -> Model:
@@ -142,6 +144,7 @@ class FauxProvider:
         self._queue.clear()
         self.calls.clear()
         self.state.clear()
+        self._prompts.clear()
 
     async def stream(self, model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
         """The provider's stream function (registered for ``self.api``)."""
@@ -155,7 +158,7 @@ class FauxProvider:
         final = builder.message
         final.stop_reason = scripted.stop_reason
         final.error_message = scripted.error_message
-        final.usage = self._usage(context, final, scripted)
+        final.usage = self._usage(context, final, scripted, options)
         final.timestamp = now_ms()
         yield final_event(final)
 
@@ -196,11 +199,26 @@ class FauxProvider:
         delay = estimate_tokens(chars) / self.tokens_per_second if self.tokens_per_second else 0
         await asyncio.sleep(delay)
 
-    def _usage(self, context: Context, final: AssistantMessage, scripted: AssistantMessage) -> Usage:
+    def _usage(
+        self, context: Context, final: AssistantMessage, scripted: AssistantMessage, options: StreamOptions
+    ) -> Usage:
         if scripted.usage.total_tokens:
             return scripted.usage.model_copy(deep=True)
         out_chars = sum(len(_block_text(b)) for b in final.content)
-        prompt, output = estimate_tokens(len(_serialize_context(context))), estimate_tokens(out_chars)
+        prompt_text = _serialize_context(context)
+        output = estimate_tokens(out_chars)
+        cached = 0
+        if options.session_id and options.cache_retention != "none":
+            # A prompt cache per session, as newer Pi's faux model simulates: the part of the prompt shared with
+            # the previous call of the session is read from the cache, the rest is written to it.
+            previous = self._prompts.get(options.session_id, "")
+            shared = len(os.path.commonprefix([previous, prompt_text]))  # noqa: RUF071 - characters, not paths
+            self._prompts[options.session_id] = prompt_text
+            cached = estimate_tokens(shared) if previous else 0
+            written = estimate_tokens(len(prompt_text)) - cached
+            return Usage(input=0, output=output, cache_read=cached, cache_write=written,
+                         total_tokens=cached + written + output)  # fmt: skip
+        prompt = estimate_tokens(len(prompt_text))
         return Usage(input=prompt, output=output, total_tokens=prompt + output)
 
 
