@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sys
 from typing import Any
 
 from ..tool import AgentTool, AgentToolResult
-from ..truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from ..truncate import DEFAULT_MAX_BYTES
 from .errors import ToolError, abortable, check_aborted, is_aborted
 from .paths import resolve_to_cwd
-from .search import Glob, find_program, walk
+from .search import Glob, find_program, listing_result, walk
 
 DEFAULT_LIMIT = 1000
 
@@ -127,16 +126,10 @@ def create_find_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         if not results:
             return AgentToolResult.text("No files found matching pattern")
 
-        truncation = truncate_head("\n".join(results), max_lines=sys.maxsize)
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        notices = []
         if len(results) >= limit:
-            notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-            details["resultLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_pi_json()
-        text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return AgentToolResult.text(text, details=details or None)
+            notice = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+            notices.append((notice, "resultLimitReached", limit))
+        return listing_result(results, notices)
 
     return AgentTool(name="find", label="find", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

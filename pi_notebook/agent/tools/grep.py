@@ -14,15 +14,14 @@ import asyncio
 import json
 import os
 import re
-import sys
 from collections.abc import Iterable
 from typing import Any
 
 from ..tool import AgentTool, AgentToolResult
-from ..truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, format_size, truncate_head, truncate_line
+from ..truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 from .errors import ToolError, abortable, check_aborted, is_aborted
 from .paths import resolve_to_cwd
-from .search import Glob, find_program, walk
+from .search import Glob, find_program, listing_result, walk
 
 DEFAULT_LIMIT = 100
 
@@ -218,19 +217,11 @@ def create_grep_tool(cwd: str | os.PathLike[str]) -> AgentTool:
 
         lines, any_cut = await asyncio.to_thread(_format, matches, search_path, context, cache)
         check_aborted(signal)
-        truncation = truncate_head("\n".join(lines), max_lines=sys.maxsize)
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        notices = []
         if len(matches) >= limit:
-            notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
-            details["matchLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_pi_json()
-        if any_cut:
-            notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
-            details["linesTruncated"] = True
-        text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return AgentToolResult.text(text, details=details or None)
+            notice = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
+            notices.append((notice, "matchLimitReached", limit))
+        cut = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        return listing_result(lines, notices, after=[(cut, "linesTruncated", True)] if any_cut else [])
 
     return AgentTool(name="grep", label="grep", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from typing import Any
 
 from ..tool import AgentTool, AgentToolResult
-from ..truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from ..truncate import DEFAULT_MAX_BYTES
 from .errors import ToolError, abortable, check_aborted
 from .paths import resolve_to_cwd
+from .search import listing_result
 
 DEFAULT_LIMIT = 500
 
@@ -67,16 +67,11 @@ def create_ls_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         if not entries:
             return AgentToolResult.text("(empty directory)")
 
-        truncation = truncate_head("\n".join(entries), max_lines=sys.maxsize)
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        notices = []
         if limit_reached:
-            notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
-            details["entryLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_pi_json()
-        text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return AgentToolResult.text(text, details=details or None)
+            notices.append(
+                (f"{limit} entries limit reached. Use limit={limit * 2} for more", "entryLimitReached", limit)
+            )
+        return listing_result(entries, notices)
 
     return AgentTool(name="ls", label="ls", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)

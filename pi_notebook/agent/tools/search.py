@@ -5,6 +5,8 @@ this pure-Python walk, which follows the same conventions closely enough for the
 included, ``.git`` is skipped, ``.gitignore`` files (the root's and nested ones) are honoured with the
 common rules (``#`` comments, ``!`` negation, trailing ``/`` for directories, anchoring by ``/``, ``*``,
 ``?``, ``**``, ``[...]``), and symbolic links are not followed. Globs also accept ``{a,b}`` alternatives.
+
+Also here: :func:`listing_result`, the byte-limited result with limit notices that find, grep and ls share.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from ..tool import AgentToolResult
+from ..truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 
 def find_program(*names: str) -> str | None:
@@ -165,3 +172,20 @@ def _walk(
         yield entry.path, rel_path, is_dir
         if is_dir:
             yield from _walk(root, rel_path + "/", rule_sets, should_stop)
+
+
+def listing_result(
+    lines: list[str], notices: list[tuple[str, str, Any]], after: list[tuple[str, str, Any]] = ()
+) -> AgentToolResult:
+    """The result of find / grep / ls: the lines cut at Pi's byte limit, then the notices in ``[... . ...]``.
+
+    ``notices`` are ``(text, details key, details value)`` for each limit that was hit; the byte limit's notice
+    and ``details["truncation"]`` are added here when the text had to be cut, followed by ``after``.
+    """
+    truncation = truncate_head("\n".join(lines), max_lines=sys.maxsize)
+    if truncation.truncated:
+        notices = [*notices, (f"{format_size(DEFAULT_MAX_BYTES)} limit reached", "truncation", truncation.to_pi_json())]
+    notices = [*notices, *after]
+    texts = [text for text, _, _ in notices]
+    text = truncation.content + (f"\n\n[{'. '.join(texts)}]" if texts else "")
+    return AgentToolResult.text(text, details={key: value for _, key, value in notices} or None)
