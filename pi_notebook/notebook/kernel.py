@@ -18,7 +18,14 @@ from ..agent import Agent, BashExecutionMessage, CustomMessage, convert_to_llm, 
 from ..agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..agent.compaction import CompactionSettings, Compactor
 from ..agent.recovery import run_with_recovery
-from ..agent.session import SessionFile, SessionLockedError, SessionMessageEntry
+from ..agent.session import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    SessionFile,
+    SessionLockedError,
+    SessionMessageEntry,
+)
 from ..agent.tools import TOOL_FACTORIES
 from ..ai import Model, default_model, get_model
 from .bash import run_user_bash
@@ -173,14 +180,24 @@ class NotebookSession:
         known = self._entry_ids.get(id(message))
         if known is not None:
             return known
-        wanted = to_pi_json(message)  # a message rebuilt from a custom_message/branch_summary entry
+        # A message rebuilt from its own entry type (custom_message, branch_summary, compaction): find that entry.
+        wanted = to_pi_json(message)
+        role = wanted.get("role")
         for entry in self.file.get_branch():
-            if isinstance(entry, SessionMessageEntry) and to_pi_json(entry.message) == wanted:
-                return entry.id
-            if getattr(entry, "summary", None) == wanted.get("summary") or (
-                getattr(entry, "custom_type", None) == wanted.get("customType")
-                and getattr(entry, "content", None) == wanted.get("content")
-            ):
+            if isinstance(entry, SessionMessageEntry):
+                found = to_pi_json(entry.message) == wanted
+            elif isinstance(entry, CustomMessageEntry):
+                found = role == "custom" and (entry.custom_type, entry.content) == (
+                    wanted.get("customType"),
+                    message.content,
+                )
+            elif isinstance(entry, BranchSummaryEntry):
+                found = role == "branchSummary" and entry.summary == wanted.get("summary")
+            elif isinstance(entry, CompactionEntry):
+                found = role == "compactionSummary" and entry.summary == wanted.get("summary")
+            else:
+                found = False
+            if found:
                 return entry.id
         return self.file.leaf_id or ""
 

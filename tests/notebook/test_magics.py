@@ -268,3 +268,19 @@ def test_compaction_settings_fit_a_small_context_window(shell):
     shell.agent("hi")
     settings = shell.session.compactor.settings
     assert settings.reserve_tokens == 512 and settings.keep_recent_tokens == 1024  # not Pi's 16,384 / 20,000
+
+
+def test_messages_rebuilt_from_their_own_entries_map_back_to_them(shell):
+    # Compaction records the first kept message by entry id; after a reload, custom messages are rebuilt objects.
+    faux.set_responses(["ok"])
+    shell.agent("hi")  # a model_change entry comes first in the file
+    note = CustomMessage(custom_type="note", content="remember this")
+    shell.session.record(note)
+    shell.ip.run_line_magic("unload_ext", "pi_notebook")
+    shell.ip.run_line_magic("load_ext", "pi_notebook")
+    session = shell.session
+    rebuilt = session.messages[-1]
+    assert rebuilt is not note and rebuilt.role == "custom"
+    entry = session.file.entries[-1]
+    assert entry.type == "custom_message" and session._entry_id_of(rebuilt) == entry.id
+    assert session._entry_id_of(session.messages[0]) == next(e.id for e in session.file.entries if e.type == "message")
