@@ -3,7 +3,15 @@
 from ._base import PiModel, now_ms
 from .abort import AbortController, AbortSignal
 from .keys import MissingApiKeyError
-from .models import UnknownModelError, calculate_cost, default_model, get_model, list_models
+from .models import (
+    UnknownModelError,
+    calculate_cost,
+    default_model,
+    default_model_choice,
+    get_model,
+    list_models,
+    model_note,
+)
 from .options import StreamOptions
 from .overflow import is_context_overflow
 from .request import build_request, register_request_builder
@@ -60,10 +68,12 @@ __all__ = [
     "calculate_cost",
     "complete",
     "default_model",
+    "default_model_choice",
     "get_model",
     "is_context_overflow",
     "is_retryable",
     "list_models",
+    "model_note",
     "now_ms",
     "register_provider",
     "register_request_builder",

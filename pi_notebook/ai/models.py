@@ -1,15 +1,22 @@
-"""Models by name: a small catalogue with context windows and prices, and Pi's cost calculation.
+"""Models by name: a catalogue with context windows and prices, the default model, Pi's cost calculation.
 
-    get_model("anthropic/claude-sonnet-4-5")          # from the catalogue (models_catalogue.json)
+    get_model("anthropic/claude-sonnet-4-6")          # from the catalogue (see pi_notebook.ai.catalogue)
     get_model("openai/gpt-4o-mini", max_tokens=4096)  # overrides are Model fields, in snake_case
     get_model("ollama/qwen3:4b")                      # a local Ollama server (OLLAMA_HOST)
     get_model("openai-compatible/my-model", base_url="http://127.0.0.1:8080/v1")
     get_model("local")                                # in-process SmolLM2-135M-Instruct, the offline default
     get_model("faux/faux-1")                          # the scripted test model
 
-The catalogue's Anthropic and OpenAI entries are copied from Pi's ``models.generated.ts`` (the JSON file
-records repository, path and commit). Pi serves OpenAI models through its Responses API; here they use
+The ``anthropic`` and ``openai`` models come from :mod:`.catalogue`: ids, prices and context windows from
+the installed ``genai-prices`` package, Pi's own values on top for the models Pi lists. An id the catalogue
+does not know still runs: like Pi's ``buildFallbackModel``, it gets the fields of the provider's default
+model (:data:`DEFAULT_MODELS`) under its own id and name, and :func:`model_note` says so in one line (the
+``%%agent`` magic prints it). Pi serves OpenAI models through its Responses API; here they use
 ``openai-completions``, the OpenAI API pi_notebook implements.
+
+:func:`default_model_choice` picks the model when none is named, and says why: a provider key in the
+environment, else the first model of an Ollama server that answers (one short local request per process
+and host), else the in-process local model.
 """
 
 from __future__ import annotations
@@ -18,32 +25,43 @@ import difflib
 import functools
 import json
 import os
-from importlib import resources
+import urllib.error
+import urllib.request
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
-from .keys import get_env_api_key
+from . import catalogue
+from .keys import ENV_VARS, get_env_api_key
 from .types import Cost, Model, Usage
 
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_LOCAL_MODEL",
+    "DEFAULT_MODELS",
     "DEFAULT_OPENAI_MODEL",
     "PREFIXES",
     "UnknownModelError",
     "calculate_cost",
     "catalogue_source",
     "default_model",
+    "default_model_choice",
     "get_model",
     "list_models",
+    "model_note",
     "ollama_base_url",
+    "ollama_models",
 ]
 
+DEFAULT_MODELS: dict[str, str] = {"anthropic": "claude-opus-4-8", "openai": "gpt-5.5"}
+"""The model :func:`default_model_choice` picks for a provider whose key is set, in this order (Anthropic
+first). These are Pi's coding-agent defaults (``defaultModelPerProvider`` in
+``packages/coding-agent/src/core/model-resolver.ts``, earendil-works/pi at 021cba10). They are also the base
+of a model the catalogue does not know (Pi's ``buildFallbackModel``)."""
 DEFAULT_ANTHROPIC_MODEL = "anthropic/claude-sonnet-4-5"
-"""Used by :func:`default_model` when an Anthropic key is configured."""
+"""The Anthropic model the inspector shows a request for (kept fixed so saved notebooks re-render the same)."""
 DEFAULT_OPENAI_MODEL = "openai/gpt-5-mini"
-"""Used by :func:`default_model` when only an OpenAI key is configured."""
+"""The OpenAI model the inspector shows a request for (kept fixed so saved notebooks re-render the same)."""
 DEFAULT_LOCAL_MODEL = "local/smollm2-135m"
 """The offline default: SmolLM2-135M-Instruct, run in-process."""
 
@@ -59,7 +77,6 @@ PREFIXES: dict[str, str] = {
 }
 """The provider prefixes :func:`get_model` understands, with what each one means."""
 
-_CATALOGUE_PROVIDERS = ("anthropic", "openai")
 _PRESET_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1", "groq": "https://api.groq.com/openai/v1"}
 
 OLLAMA_DEFAULT_HOST = "http://localhost:11434"
@@ -70,61 +87,44 @@ OLLAMA_COMPAT: dict[str, Any] = {
     "supportsStore": False,
     "supportsReasoningEffort": False,
 }
+OLLAMA_PROBE_TIMEOUT = 0.5
+"""Seconds :func:`ollama_models` waits for an Ollama server (a local one answers in milliseconds)."""
 _DEFAULT_CONTEXT_WINDOW = 128_000
 
 # Local models known by name; anything else after ``local/`` is a model name or a path to a GGUF file.
 _LOCAL_DEFAULT = "smollm2-135m"
 _LOCAL_MODELS: dict[str, dict[str, Any]] = {
-    # 2048 is the context the in-process llama.cpp runtime is started with for this model.
-    _LOCAL_DEFAULT: {"name": "SmolLM2-135M-Instruct", "context_window": 2048, "max_tokens": 512},
+    # The context the in-process llama.cpp runtime is started with (SmolLM2 was trained on 8k).
+    _LOCAL_DEFAULT: {"name": "SmolLM2-135M-Instruct", "context_window": 8192, "max_tokens": 256},
 }
 _LOCAL_ALIASES = {"": _LOCAL_DEFAULT, "default": _LOCAL_DEFAULT, "smollm2-135m-instruct": _LOCAL_DEFAULT}
 
 
-class UnknownModelError(LookupError):
-    """A catalogue provider was asked for a model id it does not list."""
+class UnknownModelError(LookupError, ValueError):
+    """A model spec names a provider prefix that :func:`get_model` does not know.
 
-    def __init__(self, provider: str, model_id: str, known: list[str]):
+    (An unknown *id* of a known provider is not an error: see :func:`model_note`.) It is a ``ValueError``
+    too, as bad specs always were.
+    """
+
+    def __init__(self, provider: str, spec: str):
         self.provider = provider
-        """The provider prefix, e.g. ``"anthropic"``."""
-        self.model_id = model_id
-        """The id that was not found."""
-        self.suggestions = difflib.get_close_matches(model_id, known, n=3, cutoff=0.5)
-        """The closest known ids, best first (possibly empty)."""
-        super().__init__(_unknown_message(provider, model_id, known, self.suggestions))
-
-
-def _unknown_message(provider: str, model_id: str, known: list[str], suggestions: list[str]) -> str:
-    lines = [f"Unknown model {provider}/{model_id!r}."]
-    if suggestions:
-        lines.append("Did you mean: " + ", ".join(f"{provider}/{s}" for s in suggestions) + "?")
-    else:
-        lines.append(f"Known {provider} models: " + ", ".join(known) + ".")
-    example = suggestions[0] if suggestions else known[0]
-    lines.append(
-        "For a model that is not in the catalogue, start from a known one and override its fields, e.g. "
-        f"get_model({f'{provider}/{example}'!r}, id={model_id!r}, name=..., context_window=...), "
-        "or build one directly: pi_notebook.ai.Model(id=..., name=..., api=..., provider=..., base_url=...)."
-    )
-    return "\n".join(lines)
+        """The unknown prefix, e.g. ``"antropic"``."""
+        self.spec = spec
+        """The whole spec that was asked for."""
+        self.suggestions = difflib.get_close_matches(provider, list(PREFIXES), n=3, cutoff=0.5)
+        """The closest known prefixes, best first (possibly empty)."""
+        hint = f" Did you mean {self.suggestions[0]}/...?" if self.suggestions else ""
+        super().__init__(f"Unknown provider prefix {provider!r} in {spec!r}.{hint} {_prefix_help()}")
 
 
 # --- the catalogue ---------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _catalogue() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("models_catalogue.json").read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def _catalogue_entries(provider: str) -> dict[str, dict[str, Any]]:
-    return {m["id"]: m for m in _catalogue()["models"] if m["provider"] == provider}
-
-
 def catalogue_source() -> dict[str, Any]:
-    """Where the catalogue's data came from: repository, path, commit and notes."""
-    return json.loads(json.dumps(_catalogue()["source"]))
+    """Where the catalogue's data came from: ``{"genai_prices": version or None, "pi_overlay": {repo, path,
+    commit, notes, ...}}``."""
+    return catalogue.catalogue_source()
 
 
 def list_models(provider: str | None = None) -> list[Model]:
@@ -134,14 +134,48 @@ def list_models(provider: str | None = None) -> list[Model]:
     give an empty list; an unknown provider raises :class:`ValueError`.
     """
     if provider is None:
-        return [Model.model_validate(m) for m in _catalogue()["models"]] + [get_model(DEFAULT_LOCAL_MODEL)]
-    if provider in _CATALOGUE_PROVIDERS:
-        return [Model.model_validate(m) for m in _catalogue_entries(provider).values()]
+        catalogued = [m for p in catalogue.CATALOGUE_PROVIDERS for m in list_models(p)]
+        return [*catalogued, get_model(DEFAULT_LOCAL_MODEL)]
+    if provider in catalogue.CATALOGUE_PROVIDERS:
+        return [Model.model_validate(m) for m in catalogue.catalogue_entries(provider).values()]
     if provider == "local":
         return [get_model(DEFAULT_LOCAL_MODEL)]
     if provider in PREFIXES:
         return []
     raise ValueError(f"Unknown provider {provider!r}. {_prefix_help()}")
+
+
+# The newest models of Pi's list, the base for unknown ids when genai-prices (hence DEFAULT_MODELS) is missing.
+_FALLBACK_WITHOUT_GENAI_PRICES = {"anthropic": "claude-opus-4-5", "openai": "gpt-5.2"}
+
+
+def _fallback_base(provider: str) -> tuple[str, dict[str, Any]]:
+    for model_id in (DEFAULT_MODELS[provider], _FALLBACK_WITHOUT_GENAI_PRICES[provider]):
+        entry = catalogue.find_entry(provider, model_id)
+        if entry is not None:
+            return model_id, entry
+    raise LookupError(f"the model catalogue has no {provider}/{DEFAULT_MODELS[provider]}")  # a broken install
+
+
+def _fallback_entry(provider: str, model_id: str) -> dict[str, Any]:
+    # Pi's buildFallbackModel: the provider's default model under the new id and name.
+    return {**_fallback_base(provider)[1], "id": model_id, "name": model_id}
+
+
+def model_note(model: Model) -> str | None:
+    """One line for a model the catalogue does not know (its fields are the provider's defaults), else
+    ``None``. ``%%agent`` prints it once per model."""
+    if model.provider not in catalogue.CATALOGUE_PROVIDERS or catalogue.find_entry(model.provider, model.id):
+        return None
+    base = _fallback_base(model.provider)[0]
+    version = catalogue.genai_prices_version()
+    source = f"genai-prices {version}" if version else "Pi's list; genai-prices is not installed"
+    return (
+        f"Note: {model.provider}/{model.id} is not in the model catalogue ({source}); it runs with "
+        f"{model.provider}'s defaults from {base}: context {model.context_window:,}, max output "
+        f"{model.max_tokens:,}, ${model.cost.input:g}/${model.cost.output:g} per MTok (costs may be wrong). "
+        "%agent_models lists the known models; pip install -U genai-prices brings new ones."
+    )
 
 
 # --- get_model -------------------------------------------------------------------------------------------
@@ -177,18 +211,19 @@ def _pi_to_fields(pi_json: dict[str, Any]) -> dict[str, Any]:
 def get_model(spec: str, **overrides: Any) -> Model:
     """The model named ``"provider/id"``; keyword overrides (Model fields in snake_case) win.
 
-    Prefixes: see :data:`PREFIXES`. ``local`` alone means the default SmolLM2-135M-Instruct. An id the
-    catalogue does not list raises :class:`UnknownModelError` naming the closest known ids.
+    Prefixes: see :data:`PREFIXES`. ``local`` alone means the default SmolLM2-135M-Instruct. An
+    ``anthropic`` or ``openai`` id the catalogue does not know gets the provider's defaults (see
+    :func:`model_note`); an unknown prefix raises :class:`UnknownModelError`.
     """
     provider, sep, model_id = spec.partition("/")
     overrides = _field_names(overrides)
     if not sep and provider not in ("local", "faux"):
         raise ValueError(f"Model spec {spec!r} has no provider prefix; write 'provider/id'. {_prefix_help()}")
-    if provider in _CATALOGUE_PROVIDERS:
-        entries = _catalogue_entries(provider)
-        if model_id not in entries:
-            raise UnknownModelError(provider, model_id, list(entries))
-        return _with_overrides(_pi_to_fields(entries[model_id]), overrides)
+    if provider in catalogue.CATALOGUE_PROVIDERS:
+        if not model_id:
+            raise ValueError(f"Missing model id: write '{provider}/<model id>' (%agent_models lists them).")
+        entry = catalogue.find_entry(provider, model_id) or _fallback_entry(provider, model_id)
+        return _with_overrides(_pi_to_fields(entry), overrides)
     if provider == "ollama":
         return _openai_like("ollama", model_id, ollama_base_url(), OLLAMA_COMPAT, overrides)
     if provider == "openai-compatible":
@@ -207,7 +242,7 @@ def get_model(spec: str, **overrides: Any) -> Model:
         from .providers import faux  # lazily: importing it registers the faux provider
 
         return faux.model(model_id or "faux-1", **overrides)
-    raise ValueError(f"Unknown provider prefix {provider!r} in {spec!r}. {_prefix_help()}")
+    raise UnknownModelError(provider, spec)
 
 
 def _openai_like(
@@ -293,11 +328,57 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
 # --- default ---------------------------------------------------------------------------------------------
 
 
+def _ollama_host(host: str | None = None) -> str:
+    return ollama_base_url(host).removesuffix("/v1")
+
+
+@functools.lru_cache(maxsize=16)
+def _ollama_tags(host: str) -> tuple[str, ...] | None:
+    try:
+        with urllib.request.urlopen(f"{host}/api/tags", timeout=OLLAMA_PROBE_TIMEOUT) as response:
+            body = json.load(response)
+    except (OSError, ValueError):  # no server, a timeout, or something else answering on that port
+        return None
+    models = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(models, list):
+        return None
+    names = [m.get("model") or m.get("name") for m in models if isinstance(m, dict)]
+    return tuple(n for n in names if isinstance(n, str) and n)
+
+
+def ollama_models(host: str | None = None) -> list[str] | None:
+    """The models an Ollama server lists (``GET /api/tags``, first as it lists them), or ``None`` if no
+    server answers within :data:`OLLAMA_PROBE_TIMEOUT`. ``host`` as for :func:`ollama_base_url`.
+
+    Asked once per process and host: later calls return the first answer (no answer included).
+    """
+    tags = _ollama_tags(_ollama_host(host))
+    return None if tags is None else list(tags)
+
+
+def _key_variable(provider: str) -> str | None:
+    return next((name for name in ENV_VARS.get(provider, ()) if os.environ.get(name)), None)
+
+
+def default_model_choice() -> tuple[Model, str]:
+    """The model to use when none is named, and why, e.g. ``(Model, "ANTHROPIC_API_KEY is set")``.
+
+    In order: the :data:`DEFAULT_MODELS` entry of the first provider whose key is in the environment (an
+    empty variable counts as unset, as in Pi); else the first model of an Ollama server answering at
+    ``OLLAMA_HOST`` (see :func:`ollama_models`); else the offline local model.
+    """
+    for provider, model_id in DEFAULT_MODELS.items():
+        if get_env_api_key(provider):
+            return get_model(f"{provider}/{model_id}"), f"{_key_variable(provider)} is set"
+    host = _ollama_host()
+    tags = ollama_models()
+    if tags:
+        return get_model(f"ollama/{tags[0]}"), f"no provider key is set; the Ollama server at {host} lists it first"
+    names = [v for p in DEFAULT_MODELS for v in ENV_VARS[p]]
+    keys = ", ".join(names[:-1]) + f" or {names[-1]}"
+    return get_model(DEFAULT_LOCAL_MODEL), f"no {keys} is set and no Ollama server answers at {host}"
+
+
 def default_model() -> Model:
-    """Anthropic's Sonnet if an Anthropic key is set, else OpenAI's mini model if an OpenAI key is set,
-    else the offline local model."""
-    if get_env_api_key("anthropic"):
-        return get_model(DEFAULT_ANTHROPIC_MODEL)
-    if get_env_api_key("openai"):
-        return get_model(DEFAULT_OPENAI_MODEL)
-    return get_model(DEFAULT_LOCAL_MODEL)
+    """The model of :func:`default_model_choice`, without the reason."""
+    return default_model_choice()[0]

@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from traitlets import TraitError
 
 from ..agent.session import EntryNotFoundError, SessionFile, SessionLockedError
+from .models_command import default_model_line
 
 SESSION_USAGE = "%agent_session [new | open PATH | list | branch ID | label ID TEXT]"
 
@@ -63,6 +64,7 @@ def config_command(config: Any, line: str) -> None:
         raise UsageError(str(e)) from e
     if not pairs:
         print(config.describe())
+        print(default_model_line(config.default_model))
         return
     names = set(config.trait_names(config=True))
     for pair in pairs:

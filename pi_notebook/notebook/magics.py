@@ -1,4 +1,4 @@
-"""The magics: ``%%agent``, ``%bash``, ``%bash!``, ``%agent_session``, ``%agent_config``.
+"""The magics: ``%%agent``, ``%bash``, ``%bash!``, ``%agent_session``, ``%agent_config``, ``%agent_models``.
 
 Each records typed AgentMessages into the kernel's session (see :mod:`.kernel`) and shows what it recorded —
 only that, never the whole history, so a saved notebook does not grow with every cell.
@@ -19,6 +19,7 @@ from ..agent import BashExecutionMessage
 from ..ai import UnknownModelError
 from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
+from .models_command import models_command, print_model_note
 from .widgets import TranscriptWidget
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
@@ -153,6 +154,7 @@ class PiMagics(Magics):
             model = session.resolve_model(args.model)
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
+        print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
         session.prepare_run(
             model=model, system_prompt=_read_system(args.system), tools=tools, thinking=args.thinking,
             max_turns=args.max_turns, cell_id=_cell_id(self.shell),
@@ -204,6 +206,12 @@ class PiMagics(Magics):
         from .commands import session_command
 
         session_command(self._session(), line)
+
+    @line_magic
+    def agent_models(self, line: str) -> None:
+        """List the models ``--model`` knows, with context window, prices and whether the key is set:
+        ``%agent_models [FILTER]`` (words to match in ``provider/id`` or the name, e.g. ``sonnet``)."""
+        models_command(line, self._session().config.default_model)
 
     @line_magic
     def agent_config(self, line: str) -> None:

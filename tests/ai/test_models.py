@@ -1,41 +1,134 @@
-"""The model catalogue, get_model's prefixes, and Pi's cost calculation (no network, no keys)."""
+"""The model catalogue, get_model's prefixes, the default model and Pi's cost calculation.
+
+No network and no keys: the Ollama path talks to a tiny server on 127.0.0.1, keys are fake values made at
+run time.
+"""
 
 import json
 import math
+import secrets
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
-from pi_notebook.ai import Model, Usage
+from pi_notebook.ai import Model, Usage, model_note
+from pi_notebook.ai import catalogue as catalogue_module
+from pi_notebook.ai import models as models_module
 from pi_notebook.ai.models import (
+    DEFAULT_MODELS,
     OLLAMA_COMPAT,
     PREFIXES,
     UnknownModelError,
     calculate_cost,
     catalogue_source,
     default_model,
+    default_model_choice,
     get_model,
     list_models,
     ollama_base_url,
+    ollama_models,
 )
 from tests.pi_fixtures import FIXTURES, load_cases
 
 KEY_VARS = ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
+def fake_key() -> str:
+    return "test-" + secrets.token_hex(8)
+
+
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch):
-    for name in (*KEY_VARS, "OLLAMA_HOST", "OPENAI_BASE_URL"):
+def clean_env(monkeypatch, closed_port):
+    for name in (*KEY_VARS, "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    # No Ollama unless a test starts one: a port nothing listens on (never the machine's real Ollama).
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{closed_port}")
+    models_module._ollama_tags.cache_clear()
+    yield
+    models_module._ollama_tags.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def closed_port():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    port = server.server_address[1]
+    server.server_close()
+    return port
 
 
 # --- the catalogue -----------------------------------------------------------------------------------
 
 
-def test_catalogue_records_its_source():
+def test_catalogue_records_its_sources():
     source = catalogue_source()
-    assert source["repo"] == "badlogic/pi-mono"
-    assert source["path"] == "packages/ai/src/models.generated.ts"
-    assert len(source["commit"]) == 40
+    assert source["genai_prices"] == catalogue_module.genai_prices_version() is not None
+    overlay = source["pi_overlay"]
+    assert overlay["repo"] == "badlogic/pi-mono"
+    assert overlay["path"] == "packages/ai/src/models.generated.ts"
+    assert len(overlay["commit"]) == 40
+
+
+@pytest.mark.parametrize(
+    ("spec", "api"),
+    [("anthropic/claude-sonnet-4-6", "anthropic-messages"), ("openai/gpt-5.4", "openai-completions")],
+)
+def test_todays_models_are_known(spec, api):
+    model = get_model(spec)
+    assert (model.api, model.id) == (api, spec.split("/")[1])
+    assert model.cost.input > 0 and model.cost.output > model.cost.input
+    assert model.context_window >= 400_000 and model.reasoning and model_note(model) is None
+
+
+def test_catalogue_comes_from_genai_prices():
+    from genai_prices.data import providers
+
+    genai = {p.id: {m.id for m in p.models} for p in providers if p.id in ("anthropic", "openai")}
+    for provider in ("anthropic", "openai"):
+        ids = {m.id for m in list_models(provider)}
+        assert len(ids & genai[provider]) >= 20  # most of the catalogue is genai-prices' list
+        assert not [i for i in ids if "embedding" in i or "tts" in i or "whisper" in i]  # chat models only
+
+
+def test_genai_prices_is_imported_lazily():
+    code = (
+        "import sys, pi_notebook, pi_notebook.ai, pi_notebook.notebook.magics\n"
+        "assert 'genai_prices' not in sys.modules\n"
+        "from pi_notebook.ai import get_model\n"
+        "get_model('local'); get_model('faux/faux-1'); get_model('ollama/m')\n"
+        "assert 'genai_prices' not in sys.modules\n"
+        "get_model('anthropic/claude-sonnet-4-6')\n"
+        "assert 'genai_prices' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_dated_snapshots_resolve_through_genai_prices():
+    model = get_model("anthropic/claude-sonnet-4-6-20990101")
+    known = get_model("anthropic/claude-sonnet-4-6")
+    assert model.id == "claude-sonnet-4-6-20990101" and model.name == known.name
+    assert (model.cost, model.context_window) == (known.cost, known.context_window)
+    assert model_note(model) is None
+
+
+def test_without_genai_prices_the_catalogue_is_pis_list(monkeypatch):
+    monkeypatch.setattr(catalogue_module, "_genai_providers", dict)
+    monkeypatch.setattr(catalogue_module, "_entries", catalogue_module._entries.__wrapped__)
+    overlay = json.loads(
+        catalogue_module.resources.files("pi_notebook.ai").joinpath("models_catalogue.json").read_text()
+    )
+    pi_ids = {m["id"] for m in overlay["models"] if m["provider"] == "openai"}
+    assert {m.id for m in list_models("openai")} == pi_ids
+    assert get_model("openai/gpt-4o-mini").cost.cache_read == 0.08  # Pi's rounded price
+    model = get_model("openai/gpt-5.5")  # unknown without genai-prices: still runs, from Pi's newest
+    assert (model.id, model.cost) == ("gpt-5.5", get_model("openai/gpt-5.2").cost)
+    monkeypatch.setattr(catalogue_module, "genai_prices_version", lambda: None)
+    assert "catalogue (Pi's list; genai-prices is not installed); it runs with openai's defaults from gpt-5.2" in (
+        model_note(model)
+    )
 
 
 @pytest.mark.parametrize("model", list_models(), ids=lambda m: f"{m.provider}/{m.id}")
@@ -56,7 +149,7 @@ def test_catalogue_contents():
     assert len(ids) == len(set(ids))
     for m in anthropic + openai:
         assert m.context_window >= m.max_tokens > 0
-        assert m.cost.input > 0 and m.cost.output > m.cost.input
+        assert m.cost.input > 0 and m.cost.output >= m.cost.input
         assert "text" in m.input
     assert list_models() == [*anthropic, *openai, get_model("local")]
 
@@ -73,8 +166,13 @@ def _fixture_models():
 
 
 @pytest.mark.parametrize("raw", _fixture_models(), ids=lambda r: f"{r['provider']}/{r['id']}")
-def test_fixture_models_equal_catalogue_entries(raw):
-    assert get_model(f"{raw['provider']}/{raw['id']}").to_pi_json() == raw
+def test_fixture_models_keep_pis_fields(raw):
+    # Pi's fields come from the overlay; the prices from genai-prices, which does not round them as Pi did
+    # (gpt-4o-mini's cache read: 0.075, Pi 0.08).
+    model = get_model(f"{raw['provider']}/{raw['id']}").to_pi_json()
+    assert {k: v for k, v in model.items() if k != "cost"} == {k: v for k, v in raw.items() if k != "cost"}
+    for kind, pi_price in raw["cost"].items():
+        assert model["cost"][kind] == pytest.approx(pi_price, abs=0.006)
 
 
 def test_fixture_models_cover_both_providers():
@@ -106,22 +204,35 @@ def test_unknown_override_field_is_rejected():
         get_model("openai/gpt-4o", context_windw=1)
 
 
-def test_unknown_id_suggests_the_closest():
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_unknown_id_runs_with_the_providers_defaults_and_a_note(provider):
+    model = get_model(f"{provider}/tomorrows-model", max_tokens=1000)
+    base = get_model(f"{provider}/{DEFAULT_MODELS[provider]}")
+    # Pi's buildFallbackModel: the provider's default model under the new id and name
+    assert (model.id, model.name, model.api, model.base_url) == (
+        "tomorrows-model",
+        "tomorrows-model",
+        base.api,
+        base.base_url,
+    )
+    assert (model.cost, model.context_window, model.max_tokens) == (base.cost, base.context_window, 1000)
+    note = model_note(model)
+    assert note.startswith(f"Note: {provider}/tomorrows-model is not in the model catalogue (genai-prices ")
+    assert f"defaults from {DEFAULT_MODELS[provider]}" in note and "max output 1,000" in note
+    assert "\n" not in note and "%agent_models" in note
+
+
+def test_no_note_for_known_or_uncatalogued_providers():
+    for spec in ("anthropic/claude-sonnet-4-5", "openai/gpt-4o-mini", "ollama/qwen3:4b", "local", "faux/faux-1"):
+        assert model_note(get_model(spec)) is None
+
+
+def test_unknown_prefix_suggests_the_closest():
     with pytest.raises(UnknownModelError) as info:
-        get_model("anthropic/claude-sonet-4-5")
+        get_model("antropic/claude-sonnet-4-5")
     err = info.value
-    assert isinstance(err, LookupError)
-    assert err.suggestions[0] == "claude-sonnet-4-5"
-    text = str(err)
-    assert "Did you mean: anthropic/claude-sonnet-4-5" in text
-    assert "id='claude-sonet-4-5'" in text and "Model(id=" in text
-
-
-def test_unknown_id_without_close_match_lists_known_ids():
-    with pytest.raises(UnknownModelError) as info:
-        get_model("openai/zzzzzzzz")
-    assert info.value.suggestions == []
-    assert "gpt-4o-mini" in str(info.value)
+    assert isinstance(err, LookupError) and isinstance(err, ValueError)
+    assert err.suggestions[0] == "anthropic" and "Did you mean anthropic/...?" in str(err)
 
 
 def test_spec_without_prefix_lists_prefixes():
@@ -131,9 +242,12 @@ def test_spec_without_prefix_lists_prefixes():
         assert f"{prefix}/<id>" in str(info.value)
     with pytest.raises(ValueError, match="Unknown provider prefix 'bogus'"):
         get_model("bogus/x")
+    with pytest.raises(ValueError, match="anthropic/<model id>"):
+        get_model("anthropic/")
 
 
-def test_ollama_defaults():
+def test_ollama_defaults(monkeypatch):
+    monkeypatch.delenv("OLLAMA_HOST")
     model = get_model("ollama/qwen3:4b")
     assert model.to_pi_json() == {
         "id": "qwen3:4b",
@@ -225,6 +339,7 @@ def test_presets(spec, base_url):
 )
 def test_local_default(spec):
     model = get_model(spec)
+    runtime = models_module._LOCAL_MODELS["smollm2-135m"]  # the local runtime's sizes, tuned with local.py
     assert model.to_pi_json() == {
         "id": "smollm2-135m",
         "name": "SmolLM2-135M-Instruct",
@@ -234,8 +349,8 @@ def test_local_default(spec):
         "reasoning": False,
         "input": ["text"],
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 2048,
-        "maxTokens": 512,
+        "contextWindow": runtime["context_window"],
+        "maxTokens": runtime["max_tokens"],
     }
 
 
@@ -268,12 +383,83 @@ def test_list_models_by_provider():
 
 def test_default_model_follows_the_keys(monkeypatch):
     assert default_model() == get_model("local/smollm2-135m")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai")
-    assert (default_model().provider, default_model().id) == ("openai", "gpt-5-mini")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    assert (default_model().provider, default_model().id) == ("anthropic", "claude-sonnet-4-5")
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key())
+    assert default_model_choice() == (get_model("openai/gpt-5.5"), "OPENAI_API_KEY is set")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", fake_key())
+    assert default_model_choice() == (get_model("anthropic/claude-opus-4-8"), "ANTHROPIC_API_KEY is set")
+    monkeypatch.setenv("ANTHROPIC_OAUTH_TOKEN", fake_key())
+    assert default_model_choice()[1] == "ANTHROPIC_OAUTH_TOKEN is set"  # read first, as in Pi
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # empty counts as unset, as in Pi
+    monkeypatch.setenv("ANTHROPIC_OAUTH_TOKEN", "")
     assert default_model().provider == "openai"
+
+
+def test_default_models_are_in_the_catalogue():
+    for provider, model_id in DEFAULT_MODELS.items():
+        assert model_note(get_model(f"{provider}/{model_id}")) is None
+
+
+class FakeOllama(BaseHTTPRequestHandler):
+    """Ollama's ``GET /api/tags``, with the fields a real server sends (abridged)."""
+
+    tags: ClassVar[list[str]] = ["qwen3:4b", "llama3.2:latest"]
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self):
+        FakeOllama.hits.append(self.path)
+        if self.path != "/api/tags":
+            self.send_error(404)
+            return
+        models = [{"name": n, "model": n, "size": 1, "digest": "0" * 64, "details": {"family": "x"}} for n in self.tags]
+        body = json.dumps({"models": models}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def ollama_server(monkeypatch):
+    FakeOllama.hits = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server_address[1]}")
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_default_model_is_ollamas_first_model(ollama_server):
+    model, why = default_model_choice()
+    host = f"http://127.0.0.1:{ollama_server.server_address[1]}"
+    assert model == get_model("ollama/qwen3:4b") and model.base_url == host + "/v1"
+    assert why == f"no provider key is set; the Ollama server at {host} lists it first"
+    assert ollama_models() == ["qwen3:4b", "llama3.2:latest"]
+    default_model_choice()
+    assert FakeOllama.hits == ["/api/tags"]  # asked once per process and host
+
+
+def test_a_key_wins_over_ollama_without_asking_it(ollama_server, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", fake_key())
+    assert default_model_choice()[0].provider == "anthropic"
+    assert FakeOllama.hits == []
+
+
+def test_ollama_without_models_or_without_server_is_skipped(ollama_server, monkeypatch, closed_port):
+    monkeypatch.setattr(FakeOllama, "tags", [])
+    assert default_model_choice()[0] == get_model("local")
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{closed_port}")
+    model, why = default_model_choice()
+    assert model == get_model("local") and ollama_models() is None
+    assert why == (
+        "no ANTHROPIC_OAUTH_TOKEN, ANTHROPIC_API_KEY or OPENAI_API_KEY is set and no Ollama server answers at "
+        f"http://127.0.0.1:{closed_port}"
+    )
 
 
 # --- calculate_cost ----------------------------------------------------------------------------------
@@ -302,7 +488,9 @@ def test_session_fixtures_have_usages():
 @pytest.mark.parametrize("pi_usage", _session_usages(), ids=lambda u: f"in{u['input']}-out{u['output']}")
 def test_cost_matches_pi_session_fixtures(pi_usage):
     usage = Usage.model_validate({**pi_usage, "cost": {}})
-    cost = calculate_cost(get_model("anthropic/claude-sonnet-4-5"), usage)
+    # Pi's prices for claude-sonnet-4-5 (the catalogue's may change with genai-prices)
+    pi_prices = {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}
+    cost = calculate_cost(get_model("anthropic/claude-sonnet-4-5", cost=pi_prices), usage)
     assert cost is usage.cost
     assert cost.to_pi_json() == pi_usage["cost"]
     # Same floats as JavaScript, and the same JSON text (JS writes 0, never 0.0).
@@ -310,7 +498,9 @@ def test_cost_matches_pi_session_fixtures(pi_usage):
 
 
 def test_cost_all_four_kinds():
-    model = get_model("anthropic/claude-opus-4-5")  # 5 / 25 / 0.5 / 6.25 per million
+    model = get_model(
+        "anthropic/claude-opus-4-5", cost={"input": 5, "output": 25, "cache_read": 0.5, "cache_write": 6.25}
+    )
     usage = Usage(input=1000, output=500, cache_read=20_000, cache_write=3000, total_tokens=24_500)
     cost = calculate_cost(model, usage)
     assert cost.input == 5 / 1_000_000 * 1000

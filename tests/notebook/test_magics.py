@@ -138,7 +138,7 @@ def test_options_are_applied_and_recorded(shell, tmp_path):
 
 
 def test_bad_options_are_usage_errors(shell):
-    for options in ("--tools rm", "--thinking extreme", "--model nosuch", "--model anthropic/claude-99",
+    for options in ("--tools rm", "--thinking extreme", "--model nosuch", "--model antropic/claude-99",
                     "--max-turns -1", "--system @/no/file"):  # fmt: skip
         result = shell.agent("hi", options)
         assert isinstance(result.error_in_exec, UsageError), options
