@@ -17,6 +17,7 @@ from .convert import (
     prepare_llm_messages,
     visibility,
 )
+from .events import RunStop
 from .loop import (
     AfterToolCallResult,
     AgentContext,
@@ -27,6 +28,7 @@ from .loop import (
     run_agent_loop,
     run_agent_loop_continue,
 )
+from .loop_guard import LoopGuardSettings, canonical_arguments, find_repeated_tail
 from .messages import (
     AgentMessage,
     BashExecutionMessage,
@@ -68,10 +70,12 @@ __all__ = [
     "CompactionSummaryMessage",
     "ContextPipelineError",
     "CustomMessage",
+    "LoopGuardSettings",
     "MessageType",
     "MessageTypeError",
     "MessageValidationError",
     "OpaqueMessage",
+    "RunStop",
     "ToolArgumentsError",
     "TraceRow",
     "Visibility",
@@ -80,7 +84,9 @@ __all__ = [
     "aprepare_llm_messages",
     "atrace_boundary",
     "bash_execution_to_text",
+    "canonical_arguments",
     "convert_to_llm",
+    "find_repeated_tail",
     "from_pi_json",
     "message_type",
     "opaque_messages",

@@ -16,8 +16,9 @@ from ..ai import AssistantMessage, ImageContent, Model, TextContent, UserMessage
 from ..ai.abort import AbortController
 from ..ai.stream import stream
 from .convert import convert_to_llm
-from .events import AgentEndEvent
+from .events import AgentEndEvent, RunStop
 from .loop import AgentContext, AgentLoopConfig, run_agent_loop, run_agent_loop_continue
+from .loop_guard import LoopGuardSettings
 from .tool import AgentTool
 
 _log = logging.getLogger(__name__)
@@ -43,6 +44,9 @@ class AgentState:
     stream_message: Any = None
     pending_tool_calls: set[str] = field(default_factory=set)
     error: str | None = None
+    stop: RunStop | None = None
+    """Why the loop stopped the last run before the model finished (``max_turns``, the loop guard), or
+    ``None``. Not in Pi."""
 
 
 class Agent:
@@ -66,6 +70,7 @@ class Agent:
         before_tool_call: Callable[..., Any] | None = None,
         after_tool_call: Callable[..., Any] | None = None,
         max_turns: int | None = None,
+        loop_guard: LoopGuardSettings | bool = True,
         **stream_options: Any,
     ):
         self.state = AgentState(
@@ -82,6 +87,7 @@ class Agent:
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.max_turns = max_turns
+        self.loop_guard = loop_guard  # True (default settings), False (off) or LoopGuardSettings; not in Pi
         self.stream_options = stream_options
         self._listeners: list[Callable[[Any], Any]] = []
         self._steering: list[Any] = []
@@ -217,7 +223,7 @@ class Agent:
             get_follow_up_messages=lambda: self._dequeue(self._follow_ups, self.follow_up_mode),
             tool_execution=self.tool_execution, before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call, stream_options=options, stream_fn=self.stream_fn,
-            max_turns=self.max_turns,
+            max_turns=self.max_turns, loop_guard=_guard_settings(self.loop_guard),
         )  # fmt: skip
 
     async def _run(self, start: Callable[..., Any]) -> None:
@@ -226,6 +232,7 @@ class Agent:
         self.state.is_streaming = True
         self.state.stream_message = None
         self.state.error = None
+        self.state.stop = None
         context = AgentContext(self.state.system_prompt, list(self.state.messages), list(self.state.tools))
         self._run_task = asyncio.ensure_future(start(context, self._config(), self._on_event, signal))
         try:
@@ -264,6 +271,7 @@ class Agent:
         elif kind == "turn_end" and getattr(event.message, "error_message", None):
             state.error = event.message.error_message
         elif kind == "agent_end":
+            state.stop = event.stop
             state.is_streaming = False
             state.stream_message = None
         self._notify(event)
@@ -275,3 +283,9 @@ class Agent:
             except Exception:
                 # A broken display must not kill the run or lose messages; the traceback is logged.
                 _log.exception("agent event listener failed on %s", event.type)
+
+
+def _guard_settings(value: LoopGuardSettings | bool) -> LoopGuardSettings | None:
+    if isinstance(value, LoopGuardSettings):
+        return value
+    return LoopGuardSettings() if value else None

@@ -2,17 +2,31 @@
 
 A run emits ``agent_start``, then turns: ``turn_start``, ``message_start``/``message_update``/``message_end``
 for the prompts, the assistant response and each tool result, ``tool_execution_start``/``update``/``end``
-around each tool, ``turn_end``; and finally ``agent_end`` with the messages new in this run.
+around each tool, ``turn_end``; and finally ``agent_end`` with the messages new in this run (and, not in Pi,
+``stop``: why the loop ended a run the model had not finished).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ..ai import AssistantMessage, ToolResultMessage
 from ..ai.events import AssistantMessageEvent
 from .tool import AgentToolResult
+
+
+@dataclass(frozen=True)
+class RunStop:
+    """Why the loop ended a run the model had not finished (not in Pi): carried by ``agent_end``."""
+
+    reason: Literal["max_turns", "loop_guard"]
+    """``"max_turns"``: the turn limit was reached while the model still called tools; ``"loop_guard"``: the
+    model repeated a tool call or its text."""
+    message: str
+    """One human sentence saying what happened."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Structured facts (``turns``/``maxTurns``; ``kind``, ``toolName``, ``count``, ``chunk``, ``repeats``)."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,9 @@ class AgentEndEvent:
 
     type: ClassVar[str] = "agent_end"
     messages: list[Any] = field(default_factory=list)
+    stop: RunStop | None = None
+    """Set when the loop stopped the run itself (``max_turns``, the loop guard); ``None`` when the model
+    finished, or the run ended in an error or an abort (those are on the last assistant message)."""
 
 
 @dataclass(frozen=True)

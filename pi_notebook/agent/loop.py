@@ -9,6 +9,10 @@ tool, an unknown tool, bad arguments or a blocking hook become ``is_error`` tool
 deliberate difference from Pi: a failing ``transform_context``/``convert_to_llm`` also becomes an ``error``
 assistant message inside the loop (Pi throws and lets the Agent patch one in), so every run ends with
 ``turn_end`` and ``agent_end``.
+
+Beyond Pi, two guards end a run the model has not finished, and ``agent_end.stop`` (a :class:`RunStop`) says
+why: ``max_turns``, and the loop guard (:mod:`.loop_guard`: identical tool calls in a row, a reply whose tail
+repeats itself). Both are off when their setting is ``None``; the loop then behaves exactly as Pi's.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..ai import AssistantMessage, Context, Model, ToolCall, ToolResultMessage, now_ms
+from ..ai import AssistantMessage, Context, Model, TextContent, ThinkingContent, ToolCall, ToolResultMessage, now_ms
+from ..ai.abort import AbortController, AbortSignal
 from ..ai.stream import stream
 from .convert import ContextPipelineError, aprepare_llm_messages, convert_to_llm
 from .events import (
@@ -28,11 +33,21 @@ from .events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    RunStop,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
+)
+from .loop_guard import (
+    LoopGuard,
+    LoopGuardSettings,
+    RepeatedTail,
+    find_repeated_tail,
+    repeats_from,
+    stop_for_text,
+    text_note,
 )
 from .tool import AgentTool, AgentToolResult, ToolArgumentsError, validate_tool_arguments
 
@@ -97,7 +112,10 @@ class AgentLoopConfig:
     stream_fn: Callable[..., Any] = stream
     max_turns: int | None = None
     """Stop after this many LLM calls in one run, even if the model keeps calling tools (not in Pi: a guard
-    for small local models that loop)."""
+    for small local models that loop). ``agent_end.stop`` then says so."""
+    loop_guard: LoopGuardSettings | None = field(default_factory=LoopGuardSettings)
+    """Notice identical tool calls in a row and replies that repeat themselves (not in Pi; see
+    :mod:`.loop_guard`). ``None`` turns it off."""
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -116,6 +134,11 @@ class _Run:
         self._emit = emit
         self.new_messages: list[Any] = []
         self.turns = 0
+        self.guard = LoopGuard(config.loop_guard) if config.loop_guard is not None else None
+        self.stop: RunStop | None = None
+
+    async def end(self) -> None:
+        await self.emit(AgentEndEvent(list(self.new_messages), self.stop))
 
     async def emit(self, event: Any) -> None:
         await _maybe_await(self._emit(event))
@@ -143,9 +166,10 @@ class _Run:
                 pending = []
                 reply = await self.stream_response()
                 self.new_messages.append(reply)
-                if reply.stop_reason in ("error", "aborted"):
+                if reply.stop_reason in ("error", "aborted") or self.stop is not None:
+                    # An error, an abort, or a reply the loop guard cut: its tool calls (if any) are not run.
                     await self.emit(TurnEndEvent(reply, []))
-                    await self.emit(AgentEndEvent(list(self.new_messages)))
+                    await self.end()
                     return
                 calls = [b for b in reply.content if isinstance(b, ToolCall)]
                 more_tool_calls = bool(calls)
@@ -157,14 +181,19 @@ class _Run:
                     self.new_messages.extend(results)
                 await self.emit(TurnEndEvent(reply, results))
                 self.turns += 1
+                if self.stop is not None:  # the loop guard refused a repeated tool call
+                    await self.end()
+                    return
                 if self.config.max_turns is not None and self.turns >= self.config.max_turns:
-                    await self.emit(AgentEndEvent(list(self.new_messages)))
+                    if more_tool_calls or steering:  # a final answer on the last allowed turn is no stop
+                        self.stop = _max_turns_stop(self.turns)
+                    await self.end()
                     return
                 pending = steering or await _poll(self.config.get_steering_messages)
             pending = await _poll(self.config.get_follow_up_messages)
             if not pending:
                 break
-        await self.emit(AgentEndEvent(list(self.new_messages)))
+        await self.end()
 
     async def stream_response(self) -> AssistantMessage:
         config, model = self.config, self.config.model
@@ -187,23 +216,33 @@ class _Run:
                 return await self.failed_before_streaming(f"get_api_key failed: {e}")
             if key:
                 options["api_key"] = key
-        options["signal"] = self.signal
+        stream_abort, link = self._stream_signal()
+        options["signal"] = self.signal if stream_abort is None else stream_abort.signal
         try:
-            response = config.stream_fn(model, llm_context, options)
-        except Exception as e:  # e.g. no provider for this api: still a message, not a crash
-            return await self.failed_before_streaming(str(e) or type(e).__name__)
-        started = False
-        async for event in response:
-            if event.type == "start":
-                started = True
-                self.context.messages.append(event.partial)
-                await self.emit(MessageStartEvent(event.partial))
-            elif event.type in ("done", "error"):
-                break
-            elif started:
-                self.context.messages[-1] = event.partial
-                await self.emit(MessageUpdateEvent(event.partial, event))
-        final = await response.result()
+            try:
+                response = config.stream_fn(model, llm_context, options)
+            except Exception as e:  # e.g. no provider for this api: still a message, not a crash
+                return await self.failed_before_streaming(str(e) or type(e).__name__)
+            started = False
+            cut: tuple[int, RepeatedTail] | None = None
+            async for event in response:
+                if event.type == "start":
+                    started = True
+                    self.context.messages.append(event.partial)
+                    await self.emit(MessageStartEvent(event.partial))
+                elif event.type in ("done", "error"):
+                    break
+                elif started and cut is None:
+                    self.context.messages[-1] = event.partial
+                    cut = self._repeated_text(event)
+                    if cut is not None and stream_abort is not None:
+                        stream_abort.abort("loop guard")  # stop generating; the rest would be more of the same
+                    await self.emit(MessageUpdateEvent(event.partial, event))
+            final = await response.result()
+        finally:
+            if link is not None:
+                link.cancel()
+        final = self._cut_repeated_text(final, cut)
         if started:
             self.context.messages[-1] = final
         else:
@@ -211,6 +250,60 @@ class _Run:
             await self.emit(MessageStartEvent(final))
         await self.emit(MessageEndEvent(final))
         return final
+
+    # --- the loop guard on text -------------------------------------------------------------------------
+
+    def _stream_signal(self) -> tuple[AbortController | None, asyncio.Future[Any] | None]:
+        """A signal for one provider call that fires with the run's, so the guard can stop this call alone.
+        Without the guard, or with a signal it cannot follow, the run's own signal is used as is."""
+        if self.guard is None or (self.signal is not None and not isinstance(self.signal, AbortSignal)):
+            return None, None
+        controller, parent = AbortController(), self.signal
+        if parent is None:
+            return controller, None
+        if parent.aborted:
+            controller.abort(parent.reason)
+            return controller, None
+
+        async def follow() -> None:
+            await parent.wait()
+            controller.abort(parent.reason)
+
+        return controller, asyncio.ensure_future(follow())
+
+    def _repeated_text(self, event: Any) -> tuple[int, RepeatedTail] | None:
+        if self.guard is None or event.type not in ("text_delta", "thinking_delta"):
+            return None
+        block = event.partial.content[event.content_index]
+        tail = find_repeated_tail(_block_text(block), self.guard.settings)
+        return None if tail is None else (event.content_index, tail)
+
+    def _cut_repeated_text(self, final: AssistantMessage, cut: tuple[int, RepeatedTail] | None) -> AssistantMessage:
+        """The reply with a repeating tail cut to one occurrence plus a note (checked again at the end, for
+        providers that do not stream deltas); the run then stops. A user abort wins: nothing is cut."""
+        if self.guard is None or (self.signal is not None and self.signal.is_set()):
+            return final
+        if cut is None and final.stop_reason not in ("error", "aborted") and final.content:
+            last = len(final.content) - 1
+            tail = find_repeated_tail(_block_text(final.content[last]), self.guard.settings)
+            cut = None if tail is None else (last, tail)
+        if cut is None:
+            return final
+        index, tail = cut
+        if index >= len(final.content) or not isinstance(final.content[index], (TextContent, ThinkingContent)):
+            return final
+        text = _block_text(final.content[index])
+        chunk, repeats = tail.chunk(text), repeats_from(text, tail.start, tail.period)
+        kept = text[: tail.keep].rstrip() + "\n\n" + text_note(chunk, repeats)
+        block = final.content[index]
+        block = block.model_copy(update={"text": kept} if isinstance(block, TextContent) else {"thinking": kept})
+        # What came after the repetition (if the provider went on) is dropped with it. The reply counts as
+        # finished, not aborted, so the model sees its cut reply (and the note) next time.
+        message = final.model_copy(
+            update={"content": [*final.content[:index], block], "stop_reason": "stop", "error_message": None}
+        )
+        self.stop = stop_for_text(chunk, repeats)
+        return message
 
     async def failed_before_streaming(self, error: str) -> AssistantMessage:
         model = self.config.model
@@ -284,6 +377,11 @@ class _Run:
         self, reply: AssistantMessage, call: ToolCall
     ) -> AgentToolResult | tuple[AgentTool, dict[str, Any]]:
         """The tool and validated arguments, or the error result that answers the call at once."""
+        if self.guard is not None:
+            check = self.guard.check_call(call.id, call.name, call.arguments)
+            if check.action == "stop":
+                self.stop = self.guard.stop_for_calls(call.name, check.count)
+                return _error_result(self.guard.refused_text(call.name, check.count))
         tool = next((t for t in self.context.tools if t.name == call.name), None)
         if tool is None:
             return _error_result(f"Tool {call.name} not found")
@@ -340,6 +438,10 @@ class _Run:
         return result, is_error
 
     async def finish(self, call: ToolCall, result: AgentToolResult, is_error: bool) -> ToolResultMessage:
+        if self.guard is not None:
+            note = self.guard.result_note(call.id, call.name, _result_text(result))
+            if note is not None:
+                result = _with_note(result, note)
         await self.emit(ToolExecutionEndEvent(call.id, call.name, result, is_error))
         message = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=list(result.content), details=result.details,
@@ -358,6 +460,37 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
 
 def _error_result(text: str) -> AgentToolResult:
     return AgentToolResult.text(text, details={})
+
+
+def _max_turns_stop(turns: int) -> RunStop:
+    unit = "turn" if turns == 1 else "turns"
+    return RunStop(
+        "max_turns",
+        f"Stopped after {turns} {unit} (max_turns={turns}) before the model gave an answer.",
+        {"turns": turns, "maxTurns": turns},
+    )
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ThinkingContent):
+        return block.thinking
+    return ""
+
+
+def _result_text(result: AgentToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
+def _with_note(result: AgentToolResult, note: str) -> AgentToolResult:
+    """``note`` appended to the result's text (after a blank line), or as a text block if it ends otherwise."""
+    content = list(result.content)
+    if content and isinstance(content[-1], TextContent):
+        content[-1] = content[-1].model_copy(update={"text": f"{content[-1].text}\n\n{note}"})
+    else:
+        content.append(TextContent(text=note))
+    return AgentToolResult(content=content, details=result.details)
 
 
 async def run_agent_loop(

@@ -283,3 +283,31 @@ def test_max_turns_stops_a_model_that_keeps_calling_tools():
     assert len(faux.calls) == 3 and faux.provider.pending_count == 7
     assert [m.role for m in agent.messages].count("toolResult") == 3  # the last calls are still answered
     assert events[-1].type == "agent_end" and not agent.is_streaming
+
+
+def test_a_run_stopped_by_max_turns_says_why():
+    faux.set_responses([lambda ctx: [faux.tool_call("echo", {"text": f"call {len(faux.calls)}"})]] * 5)
+    agent, events = recording_agent(tools=[echo_tool()], max_turns=2)
+    run(agent.prompt("loop"))
+    stop = events[-1].stop
+    assert stop.reason == "max_turns" and stop.details == {"turns": 2, "maxTurns": 2}
+    assert stop.message == "Stopped after 2 turns (max_turns=2) before the model gave an answer."
+    assert agent.state.stop == stop and agent.state.error is None
+    # the next run starts clean
+    faux.set_responses(["an answer"])
+    run(agent.prompt("just answer"))
+    assert events[-1].stop is None and agent.state.stop is None
+
+
+def test_an_answer_on_the_last_allowed_turn_is_not_a_stop():
+    faux.set_responses([[faux.tool_call("echo", {"text": "x"})], "the answer"])
+    agent, events = recording_agent(tools=[echo_tool()], max_turns=2)
+    run(agent.prompt("p"))
+    assert agent.messages[-1].content[0].text == "the answer" and events[-1].stop is None
+
+
+def test_errors_and_aborts_are_not_stops():
+    faux.set_responses([faux.message([], stop_reason="error", error_message="boom")])
+    agent, events = recording_agent(max_turns=1)
+    run(agent.prompt("p"))
+    assert events[-1].type == "agent_end" and events[-1].stop is None and agent.state.error == "boom"
