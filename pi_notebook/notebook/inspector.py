@@ -25,9 +25,10 @@ import traitlets as t
 
 from ..agent import Agent, ContextPipelineError, convert_to_llm, to_pi_json
 from ..agent.compaction import Compactor, estimate_context_tokens, should_compact
+from ..agent.messages import as_agent_message
 from ..agent.session import SessionFile
 from ..agent.trace import BoundaryTrace, trace_boundary
-from ..ai import Context, Model, get_model
+from ..ai import AssistantMessage, Context, Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
 from ..ai.request import build_request
 from .config import parse_tools
@@ -173,6 +174,30 @@ def _secrets(agent_options: dict[str, Any]) -> list[str]:
     return found
 
 
+def _reported_usage(messages: list[Any]) -> dict[str, Any]:
+    """The input side of the last successful reply's usage, as the provider reported it: the context that
+    request really had (``input + cacheRead + cacheWrite``). ``{}`` when no reply reported any. Failed and
+    aborted replies are skipped, as Pi's context estimate skips them."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, AssistantMessage) or message.stop_reason in ("error", "aborted"):
+            continue
+        usage = message.usage
+        tokens = int(usage.input + usage.cache_read + usage.cache_write)
+        if tokens <= 0:
+            continue
+        return {
+            "index": index,
+            "tokens": tokens,
+            "input": int(usage.input),
+            "cacheRead": int(usage.cache_read),
+            "cacheWrite": int(usage.cache_write),
+            "output": int(usage.output),
+            "model": f"{message.provider}/{message.model}",
+        }
+    return {}
+
+
 def _state(source: Any, model: Model | None) -> dict[str, Any]:
     src = _source_of(source)
     try:
@@ -210,6 +235,7 @@ def _state(source: Any, model: Model | None) -> dict[str, Any]:
         "provider": request_key(chosen),
         "context_window": int(chosen.context_window or 0),
         "total_tokens": trace.total_tokens,
+        "reported_usage": _reported_usage([as_agent_message(m) for m in src.messages]),
         "model_name": f"{chosen.provider}/{chosen.id}",
         "notes": src.notes,
     }
@@ -234,7 +260,11 @@ class InspectorWidget(anywidget.AnyWidget):
     context_window = t.Int(0).tag(sync=True)
     """The chosen model's context window, in tokens."""
     total_tokens = t.Int(0).tag(sync=True)
-    """Estimated tokens of everything sent."""
+    """Estimated tokens of the messages sent (chars/4; the system prompt and tools not counted)."""
+    reported_usage = t.Dict().tag(sync=True)
+    """The last successful reply's input tokens as reported by the provider: ``index`` (of the message),
+    ``tokens`` (``input + cacheRead + cacheWrite``), ``input``, ``cacheRead``, ``cacheWrite``, ``output``,
+    ``model``; ``{}`` when no reply reported usage."""
     model_name = t.Unicode("").tag(sync=True)
     """``provider/id`` of the chosen model."""
     notes = t.List(t.Unicode()).tag(sync=True)

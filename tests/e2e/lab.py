@@ -61,6 +61,7 @@ class Lab:
             sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(self.port),
             "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root",
             f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: cells' execution counts and outputs
         ]  # fmt: skip
         self.process = subprocess.Popen(cmd, cwd=root, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
@@ -128,3 +129,62 @@ def wait_idle(page, timeout: float = 60_000) -> None:
     page.wait_for_function(
         "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=timeout
     )
+
+
+def set_notebook_width(page, width: int = 968) -> None:
+    """Resize the window until the open notebook is ``width`` px wide (the README's screenshots are taken so)."""
+    for _ in range(4):
+        now = page.evaluate("() => document.querySelector('.jp-Notebook').getBoundingClientRect().width")
+        if abs(now - width) < 1:
+            return
+        viewport = page.viewport_size
+        page.set_viewport_size({"width": viewport["width"] + round(width - now), "height": viewport["height"]})
+        page.wait_for_timeout(300)
+    raise AssertionError(f"the notebook is {now} px wide, not {width}")
+
+
+# The open notebook's code cells, from JupyterLab's own model (not the DOM, which may lag or be windowed):
+# null while the kernel is busy or a cell still waits; else how many cells have not run and the errors.
+_RUN_STATE = """() => {
+  const panel = window.jupyterapp?.shell?.currentWidget;
+  const model = panel?.content?.model;
+  if (!model || panel.sessionContext?.session?.kernel?.status !== "idle") return null;
+  const state = { pending: 0, errors: [] };
+  for (let i = 0; i < model.cells.length; i++) {
+    const cell = model.cells.get(i);
+    if (cell.type !== "code") continue;
+    if (cell.executionCount === null || cell.executionCount === undefined) state.pending++;
+    for (let j = 0; j < cell.outputs.length; j++) {
+      const out = cell.outputs.get(j).toJSON();
+      if (out.output_type === "error") state.errors.push(`cell ${i}: ${out.ename}: ${out.evalue}`);
+    }
+  }
+  return state.pending === 0 || state.errors.length ? state : null;
+}"""
+
+
+def wait_all_cells_ran(page, timeout: float = 120_000) -> list[str]:
+    """Wait until every code cell has run (or one failed: Run All stops there) and the kernel is idle; return the
+    error outputs as ``"cell <i>: <ename>: <evalue>"``."""
+    page.wait_for_timeout(500)
+    return page.wait_for_function(_RUN_STATE, timeout=timeout, polling=500).json_value()["errors"]
+
+
+def fit_notebook_in_window(page) -> None:
+    """Make the window tall enough for every cell of the notebook, so a screenshot can take any part of it."""
+    scroller = page.locator(".jp-NotebookPanel .jp-WindowedPanel-outer").first
+    for _ in range(3):  # cells laid out for the first time may grow (widgets render): measure again
+        scroller.evaluate("el => el.scrollTo(0, 0)")
+        page.wait_for_timeout(300)
+        extra = scroller.evaluate(
+            """el => {
+                 const cells = el.querySelectorAll('.jp-Cell');
+                 return Math.ceil(cells[cells.length - 1].getBoundingClientRect().bottom
+                                  - el.getBoundingClientRect().bottom);
+               }"""
+        )
+        if extra <= 0:
+            break
+        viewport = page.viewport_size
+        page.set_viewport_size({"width": viewport["width"], "height": viewport["height"] + extra + 20})
+        page.wait_for_timeout(800)

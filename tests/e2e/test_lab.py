@@ -1,8 +1,14 @@
-"""In real JupyterLab and Chromium: every role rendered, the inspector's panes, live streaming, the stop button,
-and no injected script running. Screenshots are saved in ``tests/e2e/screenshots/`` (the README shows them)."""
+"""In real JupyterLab and Chromium: every role rendered, the inspector's panes and layout, live streaming, the
+stop button, no injected script running, and the quickstart notebook run top to bottom.
+
+Screenshots (taken with the notebook 968 px wide) go to ``tests/e2e/_artifacts/`` (git-ignored), so a test run
+leaves the git tree clean. The README shows the committed copies in ``tests/e2e/screenshots/``; refresh them
+deliberately with ``PI_NOTEBOOK_UPDATE_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -10,9 +16,24 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.e2e.lab import CHROMIUM, CHROMIUM_ARGS, Lab, open_notebook, run_all, wait_idle, write_notebook
+from tests.e2e.lab import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Lab,
+    fit_notebook_in_window,
+    open_notebook,
+    run_all,
+    set_notebook_width,
+    wait_all_cells_ran,
+    wait_idle,
+    write_notebook,
+)
 
-SCREENSHOTS = Path(__file__).parent / "screenshots"
+HERE = Path(__file__).parent
+SCREENSHOTS = HERE / "screenshots"  # committed; the README shows them
+ARTIFACTS = HERE / "_artifacts"  # every run's screenshots; git-ignored
+NOTEBOOKS = HERE.parent.parent / "notebooks"
+NOTEBOOK_WIDTH = 968
 PWN = "window.__pwned = (window.__pwned || 0) + 1"
 
 SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai.providers import faux"
@@ -88,14 +109,47 @@ def page(browser):
     context.close()
 
 
-def shot(page, locator, name: str) -> None:
-    SCREENSHOTS.mkdir(exist_ok=True)
-    locator.scroll_into_view_if_needed()
-    locator.screenshot(path=str(SCREENSHOTS / name))
+def shot(page, locator, name: str, *, clip: dict | None = None, commit: bool = True) -> Path:
+    """Screenshot ``locator`` (or the page's ``clip`` region) into the artifacts folder; with
+    ``PI_NOTEBOOK_UPDATE_SCREENSHOTS=1`` also into the committed ``screenshots/`` (unless ``commit=False``)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    if locator is None:
+        page.screenshot(path=str(path), clip=clip)
+    else:
+        locator.scroll_into_view_if_needed()
+        locator.screenshot(path=str(path))
+    if commit and os.environ.get("PI_NOTEBOOK_UPDATE_SCREENSHOTS") == "1":
+        shutil.copyfile(path, SCREENSHOTS / name)
+    return path
+
+
+# Words (2+ letters) of a <pre> that the browser split over two lines, and whether any line wrapped at all.
+SPLIT_WORDS = """pre => {
+  const split = [], range = document.createRange();
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.data.matchAll(/[A-Za-z]{2,}/g)) {
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) split.push(m[0]);
+    }
+  }
+  range.selectNodeContents(pre);
+  const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+  return { split, wrapped: lines > pre.textContent.split("\\n").length };
+}"""
+
+
+def assert_inside(box, outer, what: str) -> None:
+    assert box["x"] >= outer["x"] - 0.5 and box["x"] + box["width"] <= outer["x"] + outer["width"] + 0.5, (
+        f"{what} is cut off: {box} not inside {outer}"
+    )
 
 
 def test_every_role_the_inspector_and_no_script_runs(lab, page):
     open_notebook(page, lab, "roles.ipynb")
+    set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     wait_idle(page, timeout=120_000)
     page.wait_for_selector("[data-pane=request]", timeout=60_000)
@@ -112,7 +166,9 @@ def test_every_role_the_inspector_and_no_script_runs(lab, page):
     assert page.evaluate("window.__pwned") is None
     assert page.locator(".jp-OutputArea-output script").count() == 0
     assert page.locator(".jp-OutputArea-output [onerror]").count() == 0
-    shot(page, transcript, "transcript.png")
+    # the header counts all messages and the hidden ones (display: false; shown here, show_hidden=True)
+    assert transcript.locator(".pi-count").inner_text() == "11 messages · 1 hidden (shown)"
+    assert transcript.locator(".pi-transcript").evaluate("el => el.scrollWidth <= el.clientWidth")
 
     # %bash! is shown but marked; the agent run shows a tool call linked to its result
     assert page.locator("article[data-role=bashExecution][data-visibility=ui]").count() >= 2
@@ -126,11 +182,63 @@ def test_every_role_the_inspector_and_no_script_runs(lab, page):
     assert "private-token" in " ".join(inspector.locator("[data-pane=agent]").all_inner_texts())
     request_text = inspector.locator("[data-pane=request]").first.inner_text()
     assert "private-token" not in request_text  # the excluded command never reaches the provider request
+    check_inspector_layout(page, inspector)
+
+    fit_notebook_in_window(page)  # a screenshot only shows what is inside the window
+    page.mouse.move(0, 0)  # no hover or focus highlight
+    page.evaluate("document.activeElement?.blur()")
+    shot(page, transcript, "transcript.png")
     shot(page, inspector, "inspector.png")
+
+
+def check_inspector_layout(page, inspector) -> None:
+    """At a 968 px notebook: nothing overflows, JSON wraps between words, the request pane is as tall as the
+    rows, and both token figures are shown, each saying where it comes from."""
+    root = inspector.locator(".pi-inspector")
+    inspector.scroll_into_view_if_needed()
+    assert root.evaluate("el => [el.scrollWidth, el.clientWidth]") == [root.evaluate("el => el.clientWidth")] * 2
+    viewport = {"x": 0, "width": page.viewport_size["width"]}
+    for button in root.locator(".pi-copy").all():
+        assert_inside(button.bounding_box(), viewport, "a copy button")
+        assert_inside(button.bounding_box(), root.bounding_box(), "a copy button")
+    assert_inside(root.locator("select[data-control=provider]").bounding_box(), root.bounding_box(), "the select")
+
+    # (b) long JSON strings wrap at spaces: no word split over two lines (the system prompt does wrap)
+    body = root.locator("pre.pi-request-json")
+    result = body.evaluate(SPLIT_WORDS)
+    assert result["wrapped"] and result["split"] == [], result
+    row = root.locator(".pi-insp-row[data-status=translated]").first
+    row.locator("[data-pane=agent]").click()
+    assert row.get_attribute("aria-expanded") == "true"
+    for box in row.locator(".pi-insp-expanded pre").all():
+        assert box.evaluate(SPLIT_WORDS)["split"] == []
+    row.locator("[data-pane=agent]").click()
+    assert row.get_attribute("aria-expanded") == "false"
+
+    # (c) the request pane is as tall as the rows beside it (they are taller than its 16em minimum here),
+    # its JSON scrolls inside, and it has no empty space below the JSON
+    pane = root.locator("[data-pane=request]").bounding_box()
+    rows = root.locator(".pi-insp-rows-pane").bounding_box()
+    assert abs(pane["height"] - rows["height"]) <= 2, (pane, rows)
+    assert abs(body.bounding_box()["y"] + body.bounding_box()["height"] - pane["y"] - pane["height"]) <= 2
+    assert body.evaluate("el => el.scrollHeight > el.clientHeight")
+
+    # (d) the estimate and the provider-reported figure of the last reply, both visible and labelled
+    estimate, reported = root.locator("[data-figure=estimate]"), root.locator("[data-figure=reported]")
+    assert estimate.is_visible() and reported.is_visible()
+    assert re.fullmatch(r"~[\d,]+ / 128,000 tokens \([\d.]+%\) estimate: messages, chars/4", estimate.inner_text()), (
+        estimate.inner_text()
+    )
+    assert re.fullmatch(
+        r"[\d,]+ tokens \([\d.]+%\) reported by the provider for the last reply \(#5\)", reported.inner_text()
+    ), reported.inner_text()
+    for figure in (estimate, reported):
+        assert_inside(figure.bounding_box(), root.bounding_box(), "a token figure")
 
 
 def test_replies_stream_live_and_the_stop_button_stops(lab, page):
     open_notebook(page, lab, "live.ipynb")
+    set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     streaming = page.locator("article[data-role=assistant]")
     streaming.first.wait_for(timeout=60_000)  # the kernel starts, imports, and the first tokens arrive
@@ -207,6 +315,7 @@ def test_a_saved_notebook_re_renders_without_a_kernel(lab, page):
 
 def test_the_dark_theme_keeps_messages_readable(lab, page):
     open_notebook(page, lab, "roles.ipynb")
+    set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     wait_idle(page, timeout=120_000)
     article = page.locator("article[data-role=user]").first
@@ -237,6 +346,48 @@ def test_the_dark_theme_keeps_messages_readable(lab, page):
     page.wait_for_timeout(500)
     dark_text, dark_bg = colours()
     assert luminance(dark_bg) < 0.35 and luminance(dark_text) > luminance(dark_bg) + 0.3  # light text on dark
+    fit_notebook_in_window(page)
+    page.mouse.move(0, 0)
     shot(
         page, page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first, "transcript-dark.png"
     )
+
+
+def test_the_quickstart_runs_top_to_bottom(lab, page):
+    """notebooks/00-quickstart.ipynb (a copy, outputs cleared) with Run All: every cell runs, none fails."""
+    folder = lab.root / "quickstart"
+    shutil.copytree(NOTEBOOKS, folder, ignore=shutil.ignore_patterns(".pi_sessions", ".ipynb_checkpoints"))
+    notebook = folder / "00-quickstart.ipynb"
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    nb["metadata"].pop("widgets", None)
+    notebook.write_text(json.dumps(nb, indent=1))
+
+    open_notebook(page, lab, "quickstart/00-quickstart.ipynb")
+    set_notebook_width(page, NOTEBOOK_WIDTH)
+    run_all(page)
+    # generous: the local model may load (and answer) slowly on a small machine
+    errors = wait_all_cells_ran(page, timeout=120_000)
+    assert errors == [], errors
+    assert page.locator(".jp-OutputArea-output", has_text="Traceback").count() == 0
+    assert page.locator("article[data-role=assistant]").count() >= 1
+    page.wait_for_selector("[data-pane=request]", timeout=30_000)
+
+    fit_notebook_in_window(page)
+    shot(page, page.locator(".jp-NotebookPanel"), "quickstart-full.png", commit=False)
+    # The README's picture: from the first shell command to the agent's answer (the whole notebook if the
+    # quickstart no longer has those cells).
+    cells = page.locator(".jp-Notebook .jp-CodeCell").all()
+    sources = [cell.locator(".jp-InputArea-editor").inner_text().strip() for cell in cells]
+    first = next((i for i, src in enumerate(sources) if src.startswith("%bash")), None)
+    last = next((i for i, src in enumerate(sources) if src.startswith("%%agent")), None)
+    if first is None or last is None or last < first:
+        shot(page, page.locator(".jp-Notebook"), "quickstart.png")
+    else:
+        top, bottom = cells[first].bounding_box(), cells[last].bounding_box()
+        notebook = page.locator(".jp-Notebook").bounding_box()
+        clip = {"x": notebook["x"], "y": top["y"] - 8, "width": notebook["width"]}
+        clip["height"] = bottom["y"] + bottom["height"] + 8 - clip["y"]
+        shot(page, None, "quickstart.png", clip=clip)

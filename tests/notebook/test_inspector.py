@@ -54,6 +54,29 @@ def test_rows_are_the_trace_and_requests_are_exact_bodies():
     json.dumps(w.get_state())
 
 
+def test_the_provider_reported_usage_of_the_last_successful_reply():
+    assert inspect(sample()).reported_usage == {}  # no reply reported usage
+    reported = Usage(input=30, cache_read=1000, cache_write=200, output=40, total_tokens=1270)
+    messages = [
+        user("hi"),
+        faux.message("older", usage=Usage(input=5, output=1, total_tokens=6)),
+        user("again"),
+        faux.message("newer", usage=reported),
+        user("and?"),
+        faux.message("", stop_reason="aborted", usage=Usage(input=9999, total_tokens=9999)),  # skipped
+        faux.message("", usage=Usage()),  # reported nothing: skipped
+    ]
+    w = inspect(messages)
+    assert w.reported_usage == {
+        "index": 3, "tokens": 1230, "input": 30, "cacheRead": 1000, "cacheWrite": 200, "output": 40,
+        "model": "faux/faux-1",
+    }  # fmt: skip
+    assert w.total_tokens < 100  # the estimate (chars/4 of the messages) stays a separate figure
+    assert "reported_usage" in w.get_state()
+    json.dumps(w.get_state())
+    assert inspect([to_pi_json(m) for m in messages]).reported_usage["index"] == 3  # Pi JSON works too
+
+
 def test_the_chosen_model_comes_first():
     w = inspect(sample(), model="openai/gpt-5-mini")
     assert w.provider == OPENAI and list(w.requests) == [OPENAI, ANTHROPIC] and w.context_window == 400_000

@@ -42,6 +42,33 @@ function snippetOf(row) {
   return "";
 }
 
+function clampPct(pct) {
+  return Math.min(100, Math.max(0, pct)).toFixed(1);
+}
+
+function fmtPct(pct) {
+  return `${pct < 10 ? pct.toFixed(1) : Math.round(pct)}%`;
+}
+
+/**
+ * The provider-reported figure of `reported_usage` (from Python): the input side of the last successful
+ * reply, input + cacheRead + cacheWrite. Null when absent or malformed.
+ */
+export function reportedFigure(usage) {
+  if (!usage || typeof usage !== "object") return null;
+  const num = (v) => (Number.isFinite(v) && v > 0 ? v : 0);
+  const parts = { input: num(usage.input), "cache read": num(usage.cacheRead), "cache write": num(usage.cacheWrite) };
+  const sum = parts.input + parts["cache read"] + parts["cache write"];
+  const tokens = Number.isFinite(usage.tokens) && usage.tokens > 0 ? usage.tokens : sum;
+  if (!(tokens > 0)) return null;
+  const detail = Object.entries(parts)
+    .filter(([name, v]) => v > 0 || name === "input")
+    .map(([name, v]) => `${name} ${fmtInt(v)}`)
+    .join(" + ");
+  const where = Number.isFinite(usage.index) ? ` (#${usage.index})` : "";
+  return { tokens, detail: `input tokens of that request: ${detail}`, where };
+}
+
 class InspectorView {
   constructor(model, el) {
     this.model = model;
@@ -53,13 +80,15 @@ class InspectorView {
 
     this.titleModel = h("span", { class: "pi-model" });
     this.gaugeFill = h("div", { class: "pi-gauge-fill" });
-    this.gaugeText = h("span", { class: "pi-gauge-text" });
+    this.gaugeMark = h("div", { class: "pi-gauge-mark", title: "reported by the provider (last reply)" });
+    this.gaugeText = h("span", { class: "pi-gauge-text", dataset: { figure: "estimate" } });
     this.gauge = h(
       "div",
-      { class: "pi-gauge", role: "meter", "aria-valuemin": 0, "aria-label": "context window used" },
-      h("div", { class: "pi-gauge-bar" }, this.gaugeFill),
+      { class: "pi-gauge", role: "meter", "aria-valuemin": 0, "aria-label": "context window used (estimate)" },
+      h("div", { class: "pi-gauge-bar" }, this.gaugeFill, this.gaugeMark),
       this.gaugeText,
     );
+    this.reportedEl = h("div", { class: "pi-reported", dataset: { figure: "reported" } });
     this.roleSelect = h("select", { class: "pi-role-filter", dataset: { control: "role" }, "aria-label": "filter by role" });
     this.searchInput = h("input", {
       type: "search",
@@ -84,7 +113,7 @@ class InspectorView {
         "header",
         { class: "pi-insp-head" },
         h("div", { class: "pi-insp-title" }, h("strong", null, "Context inspector"), " ", this.titleModel),
-        this.gauge,
+        h("div", { class: "pi-insp-tokens" }, this.gauge, this.reportedEl),
         h(
           "div",
           { class: "pi-insp-controls" },
@@ -145,6 +174,7 @@ class InspectorView {
       "change:provider": () => this.renderRequest(),
       "change:context_window": () => this.renderHeader(),
       "change:total_tokens": () => this.renderHeader(),
+      "change:reported_usage": () => this.renderHeader(),
       "change:model_name": () => this.renderHeader(),
       "change:notes": () => this.renderNotes(),
     };
@@ -170,11 +200,31 @@ class InspectorView {
     this.gauge.dataset.level = level;
     this.gauge.setAttribute("aria-valuenow", String(used));
     if (max > 0) this.gauge.setAttribute("aria-valuemax", String(max));
-    this.gaugeFill.style.width = `${Math.min(100, Math.max(0, pct)).toFixed(1)}%`;
-    this.gaugeText.textContent =
+    this.gaugeFill.style.width = `${clampPct(pct)}%`;
+    // Two figures, each saying what it is: our chars/4 estimate of the messages (what the bar shows) and,
+    // once a reply came back, the input tokens the provider reported for that request.
+    this.gaugeText.textContent = "";
+    this.gaugeText.append(
       max > 0
-        ? `${fmtInt(used)} / ${fmtInt(max)} tokens (${pct < 10 ? pct.toFixed(1) : Math.round(pct)}%)`
-        : `${fmtInt(used)} tokens (context window unknown)`;
+        ? `~${fmtInt(used)} / ${fmtInt(max)} tokens (${fmtPct(pct)})`
+        : `~${fmtInt(used)} tokens (context window unknown)`,
+      " ",
+      h("span", { class: "pi-figure-kind", title: "characters / 4 of the messages; system prompt and tools not counted" }, "estimate: messages, chars/4"),
+    );
+    this.gauge.setAttribute("aria-valuetext", this.gaugeText.textContent);
+    const reported = reportedFigure(this.model.get("reported_usage"));
+    this.reportedEl.textContent = "";
+    this.reportedEl.hidden = !reported;
+    this.gaugeMark.hidden = !reported || max <= 0;
+    if (!reported) return;
+    this.gaugeMark.style.left = `${clampPct((reported.tokens / max) * 100)}%`;
+    const share = max > 0 ? ` (${fmtPct((reported.tokens / max) * 100)})` : "";
+    this.reportedEl.append(
+      `${fmtInt(reported.tokens)} tokens${share} `,
+      h("span", { class: "pi-figure-kind", title: reported.detail }, "reported by the provider"),
+      ` for the last reply${reported.where}`,
+    );
+    this.reportedEl.title = reported.detail;
   }
 
   /** Optional `notes` (list of strings from Python): things worth knowing, e.g. "compaction due". */
@@ -277,7 +327,8 @@ class InspectorView {
       if (this.expanded.has(key)) this.expanded.delete(key);
       else this.expanded.add(key);
       this.syncExpanded(el, row, key);
-      if (this.expanded.has(key)) this.highlightInRequest(snippetOf(row));
+      // Mark this row's text in the request body; collapsing it takes the mark away again.
+      this.highlightInRequest(this.expanded.has(key) ? snippetOf(row) : "");
     };
     el.addEventListener("click", (ev) => {
       if (ev.target?.closest?.("button, a, summary, .pi-insp-expanded")) return;

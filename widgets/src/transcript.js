@@ -36,6 +36,13 @@ export function defaultVisibility(message) {
   return "both";
 }
 
+/** The header count: "12 messages · 3 hidden" (hidden = display:false, not drawn unless show_hidden). */
+export function countText(total, hidden, showHidden) {
+  const all = `${total.toLocaleString("en-US")} message${total === 1 ? "" : "s"}`;
+  if (!hidden) return all;
+  return `${all} · ${hidden.toLocaleString("en-US")} hidden${showHidden ? " (shown)" : ""}`;
+}
+
 function asList(value) {
   return Array.isArray(value) ? value : [];
 }
@@ -301,7 +308,6 @@ class TranscriptView {
     this.titleEl.textContent = typeof title === "string" ? title : "";
     this.titleEl.hidden = !this.titleEl.textContent;
     const n = this.messages.length;
-    this.countEl.textContent = `${n.toLocaleString("en-US")} message${n === 1 ? "" : "s"}`;
     let tin = 0;
     let tout = 0;
     let cost = 0;
@@ -317,9 +323,13 @@ class TranscriptView {
     });
     this.totalsEl.textContent =
       tin || tout ? `${fmtInt(tin)} in · ${fmtInt(tout)} out${cost > 0 ? ` · ${fmtCost(cost)}` : ""}` : "";
+    const show = this.showHidden();
+    this.countEl.textContent = countText(n, hidden, show);
+    this.countEl.dataset.total = String(n);
+    this.countEl.dataset.hidden = String(hidden);
+    this.countEl.dataset.visible = String(show ? n : n - hidden);
     this.hiddenToggle.hidden = hidden === 0;
-    this.hiddenBox.checked = this.showHidden();
-    this.hiddenLabel.textContent = `show hidden (${hidden})`;
+    this.hiddenBox.checked = show;
     this.empty.hidden = n > 0 || !!this.model.get("streaming");
   }
 

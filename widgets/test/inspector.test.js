@@ -132,7 +132,8 @@ describe("inspector", () => {
     assert.equal(gauge.dataset.level, "ok");
     assert.equal(gauge.getAttribute("aria-valuenow"), "111");
     assert.equal(gauge.getAttribute("aria-valuemax"), "200000");
-    assert.equal(el.querySelector(".pi-gauge-text").textContent, "111 / 200,000 tokens (0.1%)");
+    assert.equal(el.querySelector(".pi-gauge-text").textContent, "~111 / 200,000 tokens (0.1%) estimate: messages, chars/4");
+    assert.equal(el.querySelector("[data-figure=reported]").hidden, true); // no reply reported usage yet
     model.set("total_tokens", 170000);
     assert.equal(gauge.dataset.level, "warn");
     assert.equal(el.querySelector(".pi-gauge-fill").style.width, "85%");
@@ -143,6 +144,32 @@ describe("inspector", () => {
     assert.equal(gauge.dataset.level, "unknown");
     model.set("model_name", "gpt-4o-mini");
     assert.equal(el.querySelector(".pi-insp-title .pi-model").textContent, "gpt-4o-mini");
+  });
+
+  test("gauge: the provider-reported usage of the last reply next to the estimate, each labelled", () => {
+    const usage = { index: 2, tokens: 1234, input: 34, cacheRead: 1200, cacheWrite: 0, output: 50, model: "x/y" };
+    const { el, model } = show({ reported_usage: usage });
+    const estimate = el.querySelector("[data-figure=estimate]");
+    const reported = el.querySelector("[data-figure=reported]");
+    assert.equal(reported.hidden, false);
+    assert.match(estimate.textContent, /^~111 \/ 200,000 tokens .*estimate: messages, chars\/4$/);
+    assert.equal(reported.textContent, "1,234 tokens (0.6%) reported by the provider for the last reply (#2)");
+    assert.equal(reported.title, "input tokens of that request: input 34 + cache read 1,200");
+    const mark = el.querySelector(".pi-gauge-mark");
+    assert.equal(mark.hidden, false);
+    assert.equal(mark.style.left, "0.6%");
+    model.set("reported_usage", {});
+    assert.equal(reported.hidden, true);
+    assert.equal(mark.hidden, true);
+  });
+
+  test("reportedFigure: sums input + cache when tokens is missing; null for nothing or junk", () => {
+    assert.equal(inspector.reportedFigure({ input: 10, cacheRead: 5, cacheWrite: 1 }).tokens, 16);
+    assert.equal(inspector.reportedFigure({ input: 0, cacheRead: 0 }), null);
+    assert.equal(inspector.reportedFigure({}), null);
+    assert.equal(inspector.reportedFigure(null), null);
+    assert.equal(inspector.reportedFigure("1000"), null);
+    assert.equal(inspector.reportedFigure({ tokens: -3, input: Number.NaN }), null);
   });
 
   test("filter by role and search text", () => {
@@ -195,6 +222,8 @@ describe("inspector", () => {
     bash.querySelector(".pi-cell").dispatchEvent(new window.MouseEvent("click", { bubbles: true }));
     assert.equal(bash.getAttribute("aria-expanded"), "false");
     assert.equal(bash.querySelector(".pi-insp-expanded"), null);
+    assert.equal(el.querySelector(".pi-request-json mark"), null, "collapsing takes the mark away");
+    assert.deepEqual(JSON.parse(el.querySelector(".pi-request-json").textContent), requests.anthropic);
     // keyboard
     bash.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
     assert.equal(bash.getAttribute("aria-expanded"), "true");

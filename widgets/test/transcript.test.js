@@ -45,7 +45,9 @@ describe("transcript: structure", () => {
   test("title, count and totals in the header", async () => {
     const { el } = await show();
     assert.equal(el.querySelector(".pi-title").textContent, "demo session");
-    assert.equal(el.querySelector(".pi-count").textContent, "13 messages");
+    const count = el.querySelector(".pi-count");
+    assert.equal(count.textContent, "13 messages · 1 hidden"); // the display:false custom message
+    assert.deepEqual({ ...count.dataset }, { total: "13", hidden: "1", visible: "12" });
     assert.match(el.querySelector(".pi-totals").textContent, /1,310 in · 101 out · \$0\.0123/);
   });
 
@@ -226,10 +228,12 @@ describe("transcript: roles", () => {
     assert.equal(custom.querySelector("[data-badge=type]").textContent, "todo");
     assert.equal(custom.querySelector("[data-badge=llm]").textContent, "LLM only");
     assert.equal(el.querySelector(".pi-hidden-toggle").hidden, false);
-    assert.match(el.querySelector(".pi-hidden-toggle").textContent, /show hidden \(1\)/);
+    assert.equal(el.querySelector(".pi-hidden-toggle").textContent, "show hidden");
 
     model.set("show_hidden", true);
     assert.equal(custom.hidden, false);
+    assert.equal(el.querySelector(".pi-count").textContent, "13 messages · 1 hidden (shown)");
+    assert.equal(el.querySelector(".pi-count").dataset.visible, "13");
     assert.equal(custom.querySelector(".pi-md p").textContent, "TODO list updated");
     model.set("show_hidden", false);
     assert.equal(custom.hidden, true);
@@ -255,7 +259,7 @@ describe("transcript: roles", () => {
     const m = messagesOf(el)[0];
     assert.equal(m.dataset.visibility, "none");
     assert.equal(m.hidden, true);
-    assert.match(el.querySelector(".pi-hidden-toggle").textContent, /\(1\)/);
+    assert.equal(el.querySelector(".pi-count").textContent, "1 message · 1 hidden");
     const badges = [...m.querySelectorAll(".pi-badge")].map((b) => b.textContent);
     assert.deepEqual(badges, ["not sent to the LLM", "hidden", "note"]);
     model.set("show_hidden", true);
@@ -292,7 +296,7 @@ describe("transcript: live updates", () => {
     assert.equal(after[0], before[0]); // same element: not re-rendered
     assert.equal(after[12], before[12]);
     assert.equal(after.at(-1).querySelector(".pi-md p").textContent, "one more");
-    assert.equal(el.querySelector(".pi-count").textContent, "14 messages");
+    assert.equal(el.querySelector(".pi-count").textContent, "14 messages · 1 hidden");
   });
 
   test("change:messages re-renders an edited message and drops removed ones", async () => {
