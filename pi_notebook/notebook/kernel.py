@@ -43,6 +43,10 @@ class CompactionNotice:
         self.message = message
 
 
+RUN_STOPPED = "pi_notebook.run_stopped"
+"""``customType`` of the notice recorded when the loop stopped a run before the model answered."""
+
+
 def notebook_path(shell: Any) -> Path | None:
     """The notebook this kernel runs, as front ends tell it (JupyterLab/Notebook: ``JPY_SESSION_NAME`` or
     ``__session__``; VS Code: ``__vsc_ipynb_file__``), or ``None`` (plain IPython)."""
@@ -270,7 +274,17 @@ class NotebookSession:
         return summarize
 
     def run_prompt(self, text: str, *, on_event: Any = None) -> tuple[list[Any], bool]:
-        """Run the agent on ``text`` until it is idle; return (new messages, interrupted)."""
+        """Run the agent on ``text`` until it is idle; return (new messages, interrupted).
+
+        When the loop stopped the run before the model answered (``--max-turns``, the loop guard), the reason is
+        recorded as a Pi ``custom`` message (``customType`` :data:`RUN_STOPPED`, ``display=True``) and handed to
+        ``on_event`` as a ``message_end``, so the cell shows it and the session keeps it across restarts. It is
+        deliberately not hidden from the LLM: Pi's ``custom`` role has no exclude flag, and the next run is better
+        for knowing that the previous one was cut short (its history ends on tool results with no answer, or on a
+        cut reply) and why — after a loop-guard stop, that it should not repeat the same call.
+        """
+        from ..agent.events import MessageEndEvent
+
         start = len(self.messages)
 
         async def go(post: Any) -> None:
@@ -290,7 +304,23 @@ class NotebookSession:
                 future.cancel()
 
         _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
-        self._changed()
+        stop = self.agent.state.stop
+        if stop is None:
+            self._changed()
+            return self.messages[start:], interrupted
+        words = stop.message
+        if stop.reason == "max_turns":  # in the notebook's terms: the limit is the cell's --max-turns
+            n = stop.details.get("maxTurns")
+            words = (
+                f"Stopped after {n} {'turn' if n == 1 else 'turns'} (--max-turns {n}) before the model gave an answer; "
+                "run the cell again with a higher --max-turns or ask a narrower question."
+            )
+        notice = CustomMessage(
+            custom_type=RUN_STOPPED, content=words, display=True, details={"reason": stop.reason, **stop.details}
+        )
+        self.record(notice)  # the run is over: written to the session at once (record() reports the change)
+        if on_event is not None:
+            on_event(MessageEndEvent(notice))
         return self.messages[start:], interrupted
 
     def run_bash(

@@ -71,6 +71,7 @@ class _RunView:
         self.widget = TranscriptWidget()
         self.done: list[Any] = []
         self.streaming: Any = None
+        self._failure: tuple[Any, int, int] | None = None  # the last error shown: (message, times, its index)
         if self.live:
             display(self.widget.view_bundle(), raw=True)
 
@@ -82,7 +83,7 @@ class _RunView:
             self.streaming = event.message
         elif kind == "message_end":
             self.streaming = None
-            self.done.append(event.message)
+            self._add(event.message)
         elif kind == "compaction":
             self.done.append(event.message)
         elif kind in ("tool_execution_start", "turn_end") and self.live:
@@ -94,6 +95,20 @@ class _RunView:
             self.widget.update(self.done, streaming=self.streaming)
             if kind != "message_update":
                 self.widget.flush()
+
+    def _add(self, message: Any) -> None:
+        """Show a finished message. A retry that fails again with the same error is not shown twice: the first
+        card counts it instead (``… (2×)``). Display only — the session file keeps every attempt, as Pi's does."""
+        failed = getattr(message, "role", None) == "assistant" and message.stop_reason == "error"
+        if failed and self._failure is not None:
+            first, count, index = self._failure
+            same = (message.error_message, message.content) == (first.error_message, first.content)
+            if same and index == len(self.done) - 1:
+                self._failure = (first, count + 1, index)
+                self.done[index] = first.model_copy(update={"error_message": f"{first.error_message} ({count + 1}×)"})
+                return
+        self._failure = (message, 1, len(self.done)) if failed else None
+        self.done.append(message)
 
     def bash_progress(self, item: Any) -> None:
         """The tail of a running command, shown as the terminal card it will become."""

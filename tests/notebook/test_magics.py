@@ -284,3 +284,65 @@ def test_messages_rebuilt_from_their_own_entries_map_back_to_them(shell):
     entry = session.file.entries[-1]
     assert entry.type == "custom_message" and session._entry_id_of(rebuilt) == entry.id
     assert session._entry_id_of(session.messages[0]) == next(e.id for e in session.file.entries if e.type == "message")
+
+
+def stop_notices(session):
+    return [m for m in session.messages if isinstance(m, CustomMessage) and m.custom_type == "pi_notebook.run_stopped"]
+
+
+def test_a_run_stopped_by_max_turns_says_so_in_the_cell_and_the_session(shell, capsys):
+    faux.set_responses([lambda: [faux.tool_call("ls", {"path": f"dir{len(faux.calls)}"})]] * 5)
+    shell.agent("Look around.", "--model faux/faux-1 --tools ls --max-turns 2")
+    expected = (
+        "Stopped after 2 turns (--max-turns 2) before the model gave an answer; run the cell again with a higher "
+        "--max-turns or ask a narrower question."
+    )
+    notice = shell.session.messages[-1]
+    roles = [m.role for m in shell.session.messages]
+    assert roles == ["user", "assistant", "toolResult", "assistant", "toolResult", "custom"]
+    assert notice.custom_type == "pi_notebook.run_stopped" and notice.content == expected and notice.display
+    assert notice.details == {"reason": "max_turns", "turns": 2, "maxTurns": 2}
+    assert capsys.readouterr().out.count(expected) == 1  # shown once, in the cell's transcript
+    entry = json.loads(shell.session.file.path.read_text().splitlines()[-1])
+    assert entry["type"] == "custom_message" and entry["customType"] == "pi_notebook.run_stopped"
+    shell.ip.run_line_magic("unload_ext", "pi_notebook")
+    shell.ip.run_line_magic("load_ext", "pi_notebook")  # a restarted kernel still has it
+    assert [m.content for m in stop_notices(shell.session)] == [expected]
+    # the next run's model is told its previous run was cut short (a custom message, sent as Pi sends them)
+    faux.set_responses(["Here is what I found."])
+    shell.agent("And?")
+    assert expected in llm_texts(faux.calls[-1])
+
+
+def test_a_run_that_answers_leaves_no_notice(shell):
+    faux.set_responses([[faux.tool_call("ls", {})], "Two files."])
+    shell.agent("Look around.", "--model faux/faux-1 --tools ls --max-turns 2")
+    assert stop_notices(shell.session) == [] and shell.session.messages[-1].role == "assistant"
+
+
+def test_the_loop_guard_stops_a_repeating_model_with_one_notice(shell, capsys):
+    faux.set_responses([lambda: [faux.tool_call("ls", {"path": "."})]] * 8)
+    shell.agent("Look around.", "--model faux/faux-1 --tools ls")
+    results = [m for m in shell.session.messages if m.role == "toolResult"]
+    assert len(results) == 4 and "Step back" in results[2].content[0].text
+    (notice,) = stop_notices(shell.session)
+    assert notice.content.startswith("Stopped by the loop guard: the model called ls with the same arguments 4")
+    assert notice.details["reason"] == "loop_guard" and len(faux.calls) == 4
+    assert capsys.readouterr().out.count("Stopped by the loop guard") == 1
+
+
+def test_a_retried_identical_error_is_shown_once_and_counted(shell, capsys, monkeypatch):
+    import pi_notebook.agent.recovery as recovery
+
+    monkeypatch.setattr(recovery, "retry_delay_ms", lambda attempt, settings: 0)
+    failure = faux.message([], stop_reason="error", error_message="503 service unavailable")
+    faux.set_responses([failure, failure, failure, failure])  # the first try and Pi's 3 retries all fail
+    shell.agent("hi")
+    out = capsys.readouterr().out
+    assert out.count("503 service unavailable") == 1 and "503 service unavailable (4×)" in out
+    # display only: the session file keeps every attempt, as Pi's does
+    assert file_roles(shell.session.file.path) == ["user", "assistant", "assistant", "assistant", "assistant"]
+    faux.set_responses([failure, failure, "recovered"])
+    shell.agent("again")
+    out = capsys.readouterr().out
+    assert "503 service unavailable (2×)" in out and out.count("503 service unavailable") == 1 and "recovered" in out
