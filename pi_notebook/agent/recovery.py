@@ -54,7 +54,8 @@ async def run_with_recovery(
       through ``sleep(seconds)``, ``agent.continue_()``; at most ``retry.max_retries`` times, after which
       the last error stays.
 
-    Emits no events of its own and returns normally; failures stay data on the agent.
+    A run the loop stopped itself (``max_turns``, the loop guard: ``agent.state.stop``) did not fail and is left
+    alone. Emits no events of its own and returns normally; failures stay data on the agent.
     """
     overflow_recovered = False
     attempt = 0

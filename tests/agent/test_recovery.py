@@ -8,6 +8,7 @@ from pi_notebook.agent import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFF
 from pi_notebook.agent.agent import Agent
 from pi_notebook.agent.compaction import CompactionSettings, Compactor
 from pi_notebook.agent.recovery import OVERFLOW_RECOVERY_FAILED, run_with_recovery
+from pi_notebook.agent.tool import AgentTool
 from pi_notebook.ai import RetrySettings, TextContent, Usage, UserMessage
 from pi_notebook.ai.providers import faux
 
@@ -162,3 +163,18 @@ def test_errors_that_a_retry_cannot_fix_are_not_retried():
     off = RetrySettings(enabled=False)
     run(run_with_recovery(agent, lambda: agent.prompt("again"), retry=off, sleep=seen.sleep))
     assert seen.delays == [] and agent.messages[-1].error_message == "overloaded_error"
+
+
+def test_a_retried_run_reports_its_own_stop_and_a_stopped_run_is_not_retried():
+    async def echo(call_id, params, signal, on_update):
+        return "ok"
+
+    tool = AgentTool(name="echo", description="echo", parameters={"type": "object"}, execute=echo)
+    agent = Agent(faux.model(), tools=[tool], max_turns=2)
+    seen = Recorder()
+    calls = [lambda: [faux.tool_call("echo", {"n": len(faux.calls)})]] * 3
+    faux.set_responses([failure("overloaded_error"), *calls])
+    run(run_with_recovery(agent, lambda: agent.prompt("hi"), sleep=seen.sleep))
+    assert seen.delays == [2.0] and len(faux.calls) == 3  # one retry, then two turns of the retried run
+    assert agent.state.stop.reason == "max_turns" and agent.state.error is None
+    assert agent.messages[-1].role == "toolResult"  # nothing for recovery to retry
