@@ -83,7 +83,9 @@ def lab(tmp_path_factory):
     write_notebook(
         root / "live.ipynb",
         [SETUP + "\nfaux.provider.tokens_per_second = 60\nfaux.provider.chunk_chars = 8",
-         'faux.set_responses(["streaming words " * 60, "stop me " * 400, "after the stop"])',
+         # numbered words: a reply repeating itself would be cut by the loop guard
+         'faux.set_responses([" ".join(f"streaming word {i}." for i in range(60)),'
+         ' " ".join(f"stop me {i}." for i in range(400)), "after the stop"])',
          "%%agent --model faux/faux-1 --tools none\nTalk slowly.",
          "%%agent --model faux/faux-1 --tools none\nTalk forever.",
          "%%agent --model faux/faux-1 --tools none\nStill there?"],
@@ -235,6 +237,17 @@ def check_inspector_layout(page, inspector) -> None:
     for figure in (estimate, reported):
         assert_inside(figure.bounding_box(), root.bounding_box(), "a token figure")
 
+    # a narrow notebook (a side-by-side panel): one column, the request under the rows, still no overflow
+    set_notebook_width(page, 560)
+    assert root.evaluate("el => el.scrollWidth <= el.clientWidth")
+    pane = root.locator("[data-pane=request]").bounding_box()
+    rows = root.locator(".pi-insp-rows-pane").bounding_box()
+    assert pane["y"] >= rows["y"] + rows["height"] - 1 and pane["height"] > 100, (pane, rows)
+    for button in root.locator(".pi-copy").all():
+        assert_inside(button.bounding_box(), root.bounding_box(), "a copy button")
+    shot(page, inspector, "inspector-narrow.png", commit=False)
+    set_notebook_width(page, NOTEBOOK_WIDTH)
+
 
 def test_replies_stream_live_and_the_stop_button_stops(lab, page):
     open_notebook(page, lab, "live.ipynb")
@@ -267,6 +280,8 @@ def test_replies_stream_live_and_the_stop_button_stops(lab, page):
     last.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Shift+Enter")
     last.locator("article[data-role=assistant]", has_text="after the stop").wait_for(timeout=30_000)
+    fit_notebook_in_window(page)
+    page.mouse.move(0, 0)
     shot(page, page.locator(".jp-Notebook"), "streaming-stop.png")
 
 
@@ -339,18 +354,25 @@ def test_the_dark_theme_keeps_messages_readable(lab, page):
 
     light_text, light_bg = colours()
     assert luminance(light_text) < luminance(light_bg)
+    set_theme(page, "JupyterLab Dark")
+    try:
+        dark_text, dark_bg = colours()
+        assert luminance(dark_bg) < 0.35 and luminance(dark_text) > luminance(dark_bg) + 0.3  # light on dark
+        fit_notebook_in_window(page)
+        page.mouse.move(0, 0)
+        transcript = page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first
+        shot(page, transcript, "transcript-dark.png")
+    finally:  # the theme is a saved setting of this Lab: the next tests expect the light one
+        set_theme(page, "JupyterLab Light")
+
+
+def set_theme(page, name: str) -> None:
     page.click("text=Settings")
     page.click("text=Theme")
-    page.click("text=JupyterLab Dark")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.click(f"text={name}")
+    light = "true" if "Light" in name else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
     page.wait_for_timeout(500)
-    dark_text, dark_bg = colours()
-    assert luminance(dark_bg) < 0.35 and luminance(dark_text) > luminance(dark_bg) + 0.3  # light text on dark
-    fit_notebook_in_window(page)
-    page.mouse.move(0, 0)
-    shot(
-        page, page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first, "transcript-dark.png"
-    )
 
 
 def test_the_quickstart_runs_top_to_bottom(lab, page):
