@@ -22,6 +22,14 @@ DEFAULT_SYSTEM_PROMPT = (
     "commands and edit files in the notebook's working directory. Be concise."
 )
 
+LOCAL_TOOLS = "read,ls"
+"""The tools a small in-process model gets unless ``--tools`` or ``%agent_config tools=`` says otherwise:
+read-only, and few (each tool listed is one more way for a 135M model to go wrong)."""
+
+LOCAL_SYSTEM_PROMPT = "You are a helpful assistant in a Jupyter notebook. Answer briefly and plainly."
+"""The system prompt for small in-process models (when the default prompt is in use): short, because every
+token of it costs a small context window, and a long prompt distracts a small model more than it helps."""
+
 
 def parse_tools(spec: str) -> list[str]:
     """``"read,bash"`` → ``["read", "bash"]``; ``"none"`` or ``""`` → ``[]``; unknown names: ValueError."""

@@ -27,10 +27,11 @@ from ..agent.session import (
     SessionMessageEntry,
 )
 from ..agent.tools import TOOL_FACTORIES
+from ..agent.tools.path_choices import with_path_choices
 from ..ai import Model, default_model, get_model
 from .bash import run_user_bash
 from .branching import BranchPlanner
-from .config import PiNotebook, parse_tools
+from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
 from .runner import run_blocking
 
 
@@ -233,7 +234,13 @@ class NotebookSession:
         if level != self._context_thinking:
             self.file.append_thinking_level_change(level)
             self._context_thinking = level
-        names = parse_tools(self.config.tools) if tools is None else list(tools)
+        small = model.api == "local"
+        if tools is not None:
+            names = list(tools)
+        elif small and self.config.tools == DEFAULT_TOOLS:
+            names = parse_tools(LOCAL_TOOLS)  # read-only unless asked: a small model must not write by mistake
+        else:
+            names = parse_tools(self.config.tools)
         # Pi's defaults assume a 100k+ window; on a small model (the local one has 2,048 tokens) a reserve larger
         # than the whole window would mean "compact before every call": then scale the settings to the window.
         window = model.context_window or 128_000
@@ -246,8 +253,12 @@ class NotebookSession:
             self.agent.transform_context = self.compactor
         self.agent.set_model(model)
         self.agent.stream_options["session_id"] = self.file.session_id  # prompt caching per session, as Pi does
-        self.agent.set_system_prompt(self.config.system_prompt if system_prompt is None else system_prompt)
-        self.agent.set_tools([TOOL_FACTORIES[name](self.cwd) for name in names])
+        if system_prompt is None:
+            default = self.config.system_prompt == DEFAULT_SYSTEM_PROMPT
+            system_prompt = LOCAL_SYSTEM_PROMPT if small and default else self.config.system_prompt
+        self.agent.set_system_prompt(system_prompt)
+        made = [TOOL_FACTORIES[name](self.cwd) for name in names]
+        self.agent.set_tools([with_path_choices(t, self.cwd) for t in made] if small else made)
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]
         limit = self.config.max_turns if max_turns is None else max_turns
         self.agent.max_turns = limit or None

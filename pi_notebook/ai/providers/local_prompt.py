@@ -1,0 +1,346 @@
+"""What the ``local`` provider shows a small in-process model, and how it reads the reply (pure, no llama.cpp).
+
+Small models (135M-1B parameters) follow a short, concrete format far better than a long tool schema, so the
+request is rendered here rather than by llama-cpp-python's function-calling handler (whose Jinja template also
+HTML-escapes the prompt: every ``'`` reached the model as ``&#39;``):
+
+* the model's own chat template (read from the GGUF), rendered **without** autoescaping; ChatML if it has none;
+* the tools as one line each, and one way to call them: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``;
+* a grammar that lets the model either answer in words or emit exactly one well-formed call whose arguments
+  follow the tool's JSON schema, with paths relative to the working directory (no ``/Users/...``, no URLs);
+* after ``max_tool_rounds`` rounds of tool calls since the user's last message, the grammar allows only an
+  answer, and the last tool result repeats the question: a small model then answers from what it has.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""Used when a GGUF carries no chat template."""
+
+TOOL_RULES = (
+    "You can use these tools:\n{tools}\n"
+    "To use a tool, reply with only one line in this form:\n"
+    '<tool_call>{{"name": "{example}", "arguments": {example_args}}}</tool_call>\n'
+    "Use a tool only when the request is about files, folders or commands here. For anything else, answer "
+    "in plain words. If no tool can do what is asked, say that you cannot do it."
+)
+
+# Worked examples, shown to the model as earlier turns (a 135M model copies a pattern it has just seen far more
+# reliably than it follows a rule): when to call which tool, how a tool's output comes back and is answered from,
+# when to answer directly, and when to decline. Each needs the tool it shows (``None``: no tool).
+EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
+    ("ls", ("List the files in src.", '{"name": "ls", "arguments": {"path": "src"}}', "app.py\nutils/",
+            "The files in src are app.py and the folder utils/.")),
+    ("read", ("Who wrote docs/readme.md, according to the file?",
+              '{"name": "read", "arguments": {"path": "docs/readme.md"}}', "# Readme\nWritten by Tom in May.",
+              "According to docs/readme.md, Tom wrote it.")),
+    ("bash", ("Run `git status` and tell me the result.", '{"name": "bash", "arguments": {"command": "git status"}}',
+              "nothing to commit, working tree clean", "git status says: nothing to commit, working tree clean.")),
+    (None, ("Say hi.", "Hi! How can I help you?")),
+    (None, ("Order a pizza for me.", "Sorry, I cannot do that: I have no tool that can order things.")),
+)  # fmt: skip
+
+
+def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool = False) -> str:
+    label = f"The {tool_name} tool failed:" if error else f"The {tool_name} tool returned:"
+    turn = f"{label}\n```\n{body.strip() or '(no output)'}\n```"
+    return turn + (f"\nUse it to answer: {question}" if question else "")
+
+
+def example_turns(tool_names: set[str]) -> list[dict[str, str]]:
+    """The worked examples for the tools on offer, as chat turns."""
+    turns: list[dict[str, str]] = []
+    for needs, steps in EXAMPLES:
+        if needs is not None and needs not in tool_names:
+            continue
+        if len(steps) == 2:
+            turns += [{"role": "user", "content": steps[0]}, {"role": "assistant", "content": steps[1]}]
+            continue
+        ask, call, output, answer = steps
+        turns += [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": CALL_OPEN + call + CALL_CLOSE},
+            {"role": "user", "content": _tool_output_turn(needs, output, ask)},
+            {"role": "assistant", "content": answer},
+        ]
+    return turns
+
+
+# A path a tool may take: relative to the working directory, no scheme, no leading slash or "~".
+RELATIVE_PATH_PATTERN = r"^[A-Za-z0-9_.-][A-Za-z0-9_./ -]*$"
+
+
+@dataclass(frozen=True)
+class LocalPrompt:
+    """One request for the in-process model: the prompt text, the grammar (GBNF), and the stop strings."""
+
+    text: str
+    grammar: str
+    stop: tuple[str, ...]
+    mode: str
+    """``answer`` (no tool call allowed: no tools, or the tool rounds are used up), ``call`` (the request names
+    an existing path or a command in backticks: a tool call on what it names comes first, the model picks the
+    tool) or ``auto`` (the model chooses between answering and any call)."""
+
+    @property
+    def answer_only(self) -> bool:
+        return self.mode == "answer"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.type == "text":
+            parts.append(block.text)
+        elif block.type == "image":
+            parts.append("(image omitted: this model reads text only)")
+    return "\n\n".join(p for p in parts if p)
+
+
+def _call_text(name: str, arguments: dict[str, Any]) -> str:
+    return CALL_OPEN + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + CALL_CLOSE
+
+
+def _first_sentence(text: str) -> str:
+    first = re.split(r"(?<=[.!?])\s", (text or "").strip(), maxsplit=1)[0]
+    return first if len(first) <= 160 else first[:159] + "…"
+
+
+def tool_lines(tools: list[Any]) -> str:
+    """One line per tool: ``- ls {"path": "..."}: List directory contents.``"""
+    lines = []
+    for tool in tools:
+        props = (tool.parameters or {}).get("properties") or {}
+        required = set((tool.parameters or {}).get("required") or [])
+        args = ", ".join(f'"{k}"' + ("" if k in required else "?") for k in props)
+        lines.append(f"- {tool.name} {{{args}}}: {_first_sentence(tool.description)}")
+    return "\n".join(lines)
+
+
+def _example(tools: list[Any]) -> tuple[str, str]:
+    tool = tools[0]
+    props = (tool.parameters or {}).get("properties") or {}
+    required = (tool.parameters or {}).get("required") or list(props)[:1]
+    args = {k: "..." for k in required}
+    return tool.name, json.dumps(args)
+
+
+def trailing_tool_rounds(messages: list[Any]) -> int:
+    """How many assistant replies with tool calls follow the last user message."""
+    rounds = 0
+    for m in reversed(messages):
+        if m.role == "user":
+            break
+        if m.role == "assistant" and any(b.type == "toolCall" for b in m.content):
+            rounds += 1
+    return rounds
+
+
+def _last_question(messages: list[Any]) -> str:
+    for m in reversed(messages):
+        if m.role == "user":
+            return _text_of(m.content).strip()
+    return ""
+
+
+def chat_messages(system: str, messages: list[Any], tools: list[Any]) -> list[dict[str, str]]:
+    """The conversation in chat-template roles (system, user, assistant), tool results as user turns."""
+    out: list[dict[str, str]] = []
+    system_parts = [system.strip()] if system and system.strip() else []
+    if tools:
+        name, example_args = _example(tools)
+        system_parts.append(TOOL_RULES.format(tools=tool_lines(tools), example=name, example_args=example_args))
+    if system_parts:
+        out.append({"role": "system", "content": "\n\n".join(system_parts)})
+    if tools:
+        out += example_turns({t.name for t in tools})
+    question = _last_question(messages)
+    kept = [m for m in messages if not (m.role == "assistant" and m.stop_reason in ("error", "aborted"))]
+    for i, m in enumerate(kept):
+        if m.role == "assistant":
+            text = _text_of([b for b in m.content if b.type == "text"])
+            calls = [_call_text(b.name, b.arguments) for b in m.content if b.type == "toolCall"]
+            out.append({"role": "assistant", "content": "\n".join([t for t in (text, *calls) if t])})
+        elif m.role == "toolResult":
+            last = i == len(kept) - 1
+            body = _text_of(m.content)
+            out.append(
+                {
+                    "role": "user",
+                    "content": _tool_output_turn(m.tool_name, body, question if last else "", error=m.is_error),
+                }
+            )
+        else:
+            out.append({"role": "user", "content": _text_of(m.content)})
+    # Chat templates expect user and assistant to alternate: merge neighbours of the same role.
+    merged: list[dict[str, str]] = []
+    for m in out:
+        if merged and merged[-1]["role"] == m["role"] and m["role"] != "system":
+            merged[-1] = {"role": m["role"], "content": merged[-1]["content"] + "\n\n" + m["content"]}
+        else:
+            merged.append(m)
+    return merged
+
+
+def render(template: str | None, messages: list[dict[str, str]], bos: str = "", eos: str = "") -> str:
+    """The chat template applied to ``messages``, with a generation prompt, never HTML-escaped."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+    def raise_exception(message: str) -> None:
+        raise ValueError(message)
+
+    template = template or CHATML_TEMPLATE
+    compiled = env.from_string(template)
+    if "system" not in template and messages and messages[0]["role"] == "system":
+        # A template with no system role: the system text opens the first user turn.
+        system, rest = messages[0]["content"], messages[1:]
+        if rest and rest[0]["role"] == "user":
+            rest = [{"role": "user", "content": system + "\n\n" + rest[0]["content"]}, *rest[1:]]
+        messages = rest
+    return compiled.render(
+        messages=messages, add_generation_prompt=True, bos_token=bos, eos_token=eos, raise_exception=raise_exception
+    )
+
+
+def stop_strings(template: str | None) -> tuple[str, ...]:
+    """End-of-turn markers of the template, in case the model writes them as text."""
+    template = template or CHATML_TEMPLATE
+    if "<|im_start|>" in template:
+        return ("<|im_end|>", "<|im_start|>")
+    if "<start_of_turn>" in template:
+        return ("<end_of_turn>", "<start_of_turn>")
+    return ()
+
+
+def _argument_schema(parameters: dict[str, Any] | None) -> dict[str, Any]:
+    schema = json.loads(json.dumps(parameters or {"type": "object", "properties": {}}))
+    for name, prop in (schema.get("properties") or {}).items():
+        if isinstance(prop, dict) and "enum" in prop:
+            continue  # the caller listed the allowed values (e.g. the paths that exist): the grammar keeps them
+        if isinstance(prop, dict) and prop.get("type") == "string" and name in ("path", "file", "file_path"):
+            prop["pattern"] = RELATIVE_PATH_PATTERN
+    schema.setdefault("type", "object")
+    # Only the required arguments and the path: a small model fills optional ones with junk (offsets, limits,
+    # globs). The path is made required so that "list demo" cannot become a listing of the wrong folder.
+    props = schema.get("properties") or {}
+    keep = [k for k in props if k == "path"] + [k for k in schema.get("required") or [] if k != "path" and k in props]
+    schema["properties"] = {k: props[k] for k in keep}
+    schema["required"] = keep
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _mentioned(value: str, text: str) -> bool:
+    return value not in (".", "") and re.search(rf"(?<![\w/.-]){re.escape(value)}(?![\w/-])", text) is not None
+
+
+def _narrowed(tool: Any, key: str, values: list[str]) -> Any:
+    parameters = json.loads(json.dumps(tool.parameters))
+    parameters["properties"][key]["enum"] = values
+    parameters["required"] = sorted({*parameters.get("required", []), key})
+    return tool.model_copy(update={"parameters": parameters})
+
+
+def named_calls(question: str, tools: list[Any]) -> list[Any]:
+    """The tools the request itself points at, narrowed to what it names: a command in backticks for
+    ``bash``; an existing path (one of the ``path`` enum's values) for a path tool. Empty: it names none."""
+    narrowed = []
+    for tool in tools:
+        props = (tool.parameters or {}).get("properties") or {}
+        if tool.name == "bash" and "command" in props:
+            commands = [c.strip() for c in re.findall(r"`([^`\n]+)`", question) if c.strip()]
+            if commands:
+                narrowed.append(_narrowed(tool, "command", commands))
+        elif isinstance(props.get("path"), dict) and props["path"].get("enum"):
+            paths = [v for v in props["path"]["enum"] if _mentioned(v, question)]
+            if paths:
+                narrowed.append(_narrowed(tool, "path", paths))
+    return narrowed
+
+
+def tool_mode(messages: list[Any], tools: list[Any], max_tool_rounds: int) -> tuple[str, list[Any]]:
+    """The mode (see :attr:`LocalPrompt.mode`) and the tools the grammar allows calling in it."""
+    if not tools:
+        return "answer", []
+    rounds = trailing_tool_rounds(messages)
+    if rounds >= max_tool_rounds:
+        return "answer", []
+    named = [] if rounds else named_calls(_last_question(messages), tools)
+    return ("call", named) if named else ("auto", tools)
+
+
+def grammar(tools: list[Any], mode: str) -> str:
+    """GBNF for the reply: an answer in words (not starting with ``<``), one tool call, or either."""
+    answer = "answer ::= [^<\\n ] [^\\x00]*"
+    if mode == "answer" or not tools:
+        return f"root ::= answer\n{answer}"
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    call_schema = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": _argument_schema(t.parameters)},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+            for t in tools
+        ]
+    }
+    rules = json_schema_to_gbnf(json.dumps(call_schema), prop_order=["name", "arguments", "path"])
+    rules = re.sub(r"^root ::=", "call ::=", rules, flags=re.MULTILINE)
+    choice = "" if mode == "call" else "answer | "
+    return f'root ::= {choice}"{CALL_OPEN}" call "{CALL_CLOSE}"\n{answer}\n{rules}'
+
+
+def build_prompt(
+    template: str | None,
+    system: str,
+    messages: list[Any],
+    tools: list[Any],
+    *,
+    max_tool_rounds: int = 1,
+    bos: str = "",
+    eos: str = "",
+) -> LocalPrompt:
+    """The whole request for one reply."""
+    mode, callable_tools = tool_mode(messages, tools, max_tool_rounds)
+    chat = chat_messages(system, messages, tools)
+    return LocalPrompt(
+        text=render(template, chat, bos, eos),
+        grammar=grammar(callable_tools, mode),
+        stop=stop_strings(template),
+        mode=mode,
+    )
+
+
+def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """``<tool_call>{...}</tool_call>`` → (name, arguments); None when ``text`` is not a complete call."""
+    body = text.strip()
+    if not body.startswith(CALL_OPEN):
+        return None
+    body = body[len(CALL_OPEN) :]
+    if body.endswith(CALL_CLOSE):
+        body = body[: -len(CALL_CLOSE)]
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    arguments = data.get("arguments")
+    return data["name"], arguments if isinstance(arguments, dict) else {}

@@ -1,0 +1,10 @@
+"""An offline eval of small notebook tasks: ``python -m pi_notebook.evals --model local``.
+
+It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on twenty tasks a
+newcomer tries first; the README's table of scores comes from this command.
+"""
+
+from .run import TaskResult, check, report, run_eval, run_task
+from .tasks import DEMO_FILES, TASKS, Task
+
+__all__ = ["DEMO_FILES", "TASKS", "Task", "TaskResult", "check", "report", "run_eval", "run_task"]

@@ -1,0 +1,170 @@
+"""Run the eval tasks through the real magics (``%bash``, ``%%agent``) in an in-process IPython shell.
+
+Every task gets a fresh temporary working directory holding ``demo/`` and a fresh session, so tasks cannot
+see each other. Scores are plain data (:class:`TaskResult`); :func:`report` prints them as a table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agent.loop_guard import LoopGuardSettings, find_repeated_tail
+from ..ai import AssistantMessage, ToolCall
+from .tasks import DEMO_FILES, SCAFFOLDING, TASKS, Task, contains
+
+STRICT_REPEATS = LoopGuardSettings(min_repeats=3, min_repeated_chars=60)
+"""Stricter than the loop guard's defaults (which must never fire on prose): a reply of 60+ characters that
+ends in the same sentence three times does not count as an answer."""
+
+
+@dataclass
+class TaskResult:
+    """How one task went."""
+
+    task: Task
+    passed: bool
+    problems: list[str] = field(default_factory=list)
+    reply: str = ""
+    calls: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    first_text_seconds: float | None = None
+    """From the cell's start to the first streamed token of text (None: no text)."""
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    out = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".pi_sessions"):
+            out[rel] = path.read_bytes()
+    return out
+
+
+def _final_text(messages: list[Any]) -> tuple[str, AssistantMessage | None]:
+    replies = [m for m in messages if isinstance(m, AssistantMessage)]
+    if not replies:
+        return "", None
+    last = replies[-1]
+    return "".join(b.text for b in last.content if b.type == "text").strip(), last
+
+
+def check(task: Task, messages: list[Any], written: list[str]) -> tuple[list[str], str, list[str]]:
+    """The problems with a run's new messages (empty: the task passed), its final text and its tool calls."""
+    problems: list[str] = []
+    calls = [
+        f"{b.name} {b.arguments}" for m in messages if isinstance(m, AssistantMessage) for b in m.content
+        if isinstance(b, ToolCall)
+    ]  # fmt: skip
+    names = {c.split(" ", 1)[0] for c in calls}
+    text, last = _final_text(messages)
+    if last is None or not text or last is not messages[-1] or last.stop_reason not in ("stop", "length"):
+        reason = last.error_message or last.stop_reason if last is not None else "no reply"
+        problems.append(f"no final answer ({reason})")
+    for words in task.expect_any:
+        if not any(contains(text, w) for w in words):
+            problems.append(f"reply lacks any of {list(words)[:4]}")
+    if task.must_call and not names & set(task.must_call):
+        problems.append(f"did not call {'/'.join(task.must_call)}")
+    if task.no_calls and calls:
+        problems.append(f"called a tool ({calls[0]})")
+    if written:
+        problems.append(f"wrote {written[:3]}")
+    echoed = [p for p in SCAFFOLDING if p in text.lower()]
+    if echoed:
+        problems.append(f"reply echoes the prompt ({echoed[0]!r})")
+    if find_repeated_tail(text, STRICT_REPEATS) is not None:
+        problems.append("reply repeats itself")
+    return problems, text, calls
+
+
+def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4) -> TaskResult:
+    """One task in a fresh folder and session, through ``%load_ext`` / ``%bash`` / ``%%agent``."""
+    import pi_notebook
+
+    with tempfile.TemporaryDirectory(prefix="pi-eval-") as tmp:
+        root = Path(tmp)
+        for rel, text in DEMO_FILES.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        old = os.getcwd()
+        os.chdir(root)
+        ip.user_ns["__session__"] = str(root / f"{task.name}.ipynb")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ip.run_line_magic("load_ext", "pi_notebook")
+                for cell in task.setup:
+                    ip.run_cell(cell, store_history=False)
+            before = _snapshot(root)
+            session = pi_notebook.current_session()
+            start = len(session.messages)
+            first: list[float] = []
+            t0 = time.monotonic()
+
+            def on_event(event: Any) -> None:
+                if not first and event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+                    first.append(time.monotonic() - t0)
+
+            unsubscribe = session.agent.subscribe(on_event)
+            tools = f" --tools {task.tools}" if task.tools else ""
+            with contextlib.redirect_stdout(io.StringIO()):
+                result = ip.run_cell(f"%%agent --model {model} --max-turns {max_turns}{tools}\n{task.prompt}")
+            seconds = time.monotonic() - t0
+            unsubscribe()
+            after = _snapshot(root)
+            written = sorted(k for k in after if before.get(k) != after[k])
+            messages = session.messages[start:]
+            problems, text, calls = check(task, messages, written)
+            if result.error_in_exec is not None:
+                problems.insert(0, f"cell raised {type(result.error_in_exec).__name__}: {result.error_in_exec}")
+        finally:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ip.run_line_magic("unload_ext", "pi_notebook")
+            os.chdir(old)
+    return TaskResult(task, not problems, problems, text, calls, seconds, first[0] if first else None)
+
+
+def run_eval(
+    model: str, tasks: tuple[Task, ...] = TASKS, *, max_turns: int = 4, progress: Any = None
+) -> list[TaskResult]:
+    """Score ``model`` (a ``--model`` spec) on ``tasks``."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    results = []
+    for task in tasks:
+        result = run_task(ip, task, model, max_turns=max_turns)
+        results.append(result)
+        if progress is not None:
+            progress(result)
+    return results
+
+
+def line(result: TaskResult) -> str:
+    """One result as a table row."""
+    mark = "pass" if result.passed else "FAIL"
+    reply = " ".join(result.reply.split())
+    reply = reply if len(reply) <= 60 else reply[:59] + "…"
+    why = "; ".join(result.problems)
+    return f"{mark}  {result.task.kind:<8} {result.task.name:<15} {result.seconds:5.1f}s  {reply!r}  {why}"
+
+
+def report(model: str, results: list[TaskResult]) -> str:
+    """The score, per kind and overall, with the median time to the first token of text."""
+    passed = sum(r.passed for r in results)
+    kinds: dict[str, list[TaskResult]] = {}
+    for r in results:
+        kinds.setdefault(r.task.kind, []).append(r)
+    per_kind = ", ".join(f"{k} {sum(x.passed for x in v)}/{len(v)}" for k, v in kinds.items())
+    firsts = sorted(r.first_text_seconds for r in results if r.first_text_seconds is not None)
+    median = f"{firsts[len(firsts) // 2]:.1f}s" if firsts else "n/a"
+    return (
+        f"{model}: {passed}/{len(results)} tasks ({100 * passed / max(1, len(results)):.0f} %) — {per_kind}; "
+        f"median time to first text {median}"
+    )

@@ -1,0 +1,167 @@
+"""The notebook tasks the offline eval scores a model on.
+
+Each task is what a newcomer types in their first hour: a plain question, "list demo/", "read demo/todo.txt and
+answer from it", "run a command and tell me what it printed", a question about shell output already in the
+history, and requests no tool can serve (the model should say so, not act). A task passes when the final reply
+answers it (a few expected words, case-insensitive), the right kind of tool was used or not used, nothing was
+written, and the reply does not repeat itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+DEMO_FILES: dict[str, str] = {
+    "demo/todo.txt": "Buy milk.\nCall Ana about the offsite.\nFix the login test.\n",
+    "demo/notes.md": "# Project Nimbus\n\nA weather dashboard. Owner: Priya. Deadline: Friday.\n",
+    "demo/data.csv": "city,temp\nOslo,4\nLima,19\nCairo,27\n",
+}
+"""The folder every task starts from (written afresh into a temporary working directory)."""
+
+DECLINE_WORDS = (
+    "can't", "cannot", "can not", "unable", "not able", "don't have", "do not have", "no tool", "not possible",
+    "i'm sorry", "i am sorry", "not available", "no access", "don't know", "do not know",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Task:
+    """One eval task: the prompt, what runs before it, and what the reply must show."""
+
+    name: str
+    kind: str
+    """answer | list | read | shell | history | decline"""
+    prompt: str
+    setup: tuple[str, ...] = ()
+    """Cells run before the prompt (``%bash ...``): shell output the model should use from the history."""
+    expect_any: tuple[tuple[str, ...], ...] = ()
+    """Each inner tuple: at least one of these words must be in the final reply (all tuples must hold)."""
+    tools: str | None = None
+    """``--tools`` for this task (None: the model's default tools)."""
+    must_call: tuple[str, ...] = ()
+    """At least one call to one of these tools."""
+    no_calls: bool = False
+    """The task is answered without any tool call."""
+    extra: dict = field(default_factory=dict)
+
+
+def _files(*names: str) -> tuple[tuple[str, ...], ...]:
+    return tuple((n, n.split(".")[0]) for n in names)
+
+
+TASKS: tuple[Task, ...] = (
+    Task("capital", "answer", "What is the capital of France?", expect_any=(("paris",),), no_calls=True),
+    Task("arithmetic", "answer", "What is 2 + 3? Answer with the number.", expect_any=(("5", "five"),), no_calls=True),
+    Task("sky", "answer", "What color is the sky on a clear day?", expect_any=(("blue",),), no_calls=True),
+    Task("greeting", "answer", "Say hello to me in one short sentence.", expect_any=(("hello", "hi"),), no_calls=True),
+    Task(
+        "fruit",
+        "answer",
+        "Name one fruit that is yellow.",
+        expect_any=(("banana", "lemon", "pineapple", "mango"),),
+        no_calls=True,
+    ),
+    Task("ls-demo", "list", "List the files in demo.", expect_any=_files("todo.txt", "notes.md"), must_call=("ls",)),
+    Task(
+        "ls-question",
+        "list",
+        "What files are in the demo folder?",
+        expect_any=_files("data.csv", "todo.txt"),
+        must_call=("ls", "find"),
+    ),
+    Task(
+        "ls-exists",
+        "list",
+        "Is there a file named notes.md in the demo folder? Check with ls.",
+        expect_any=(("yes",),),
+        must_call=("ls", "find"),
+    ),
+    Task(
+        "read-first",
+        "read",
+        "Read demo/todo.txt and tell me the first item.",
+        expect_any=(("milk",),),
+        must_call=("read",),
+    ),
+    Task(
+        "read-call",
+        "read",
+        "Who should I call, according to demo/todo.txt?",
+        expect_any=(("ana",),),
+        must_call=("read",),
+    ),
+    Task(
+        "read-project",
+        "read",
+        "Read demo/notes.md. What is the project called?",
+        expect_any=(("nimbus",),),
+        must_call=("read",),
+    ),
+    Task("read-owner", "read", "Who is the owner in demo/notes.md?", expect_any=(("priya",),), must_call=("read",)),
+    Task(
+        "shell-echo",
+        "shell",
+        "Run the command `echo hello-pi` and tell me what it printed.",
+        expect_any=(("hello-pi",),),
+        tools="bash",
+        must_call=("bash",),
+    ),
+    Task(
+        "shell-wc",
+        "shell",
+        "Run `wc -l demo/todo.txt` and tell me how many lines the file has.",
+        expect_any=(("3 lines", "three lines", "3 line", "is 3", "has 3", ": 3"),),
+        tools="bash",
+        must_call=("bash",),
+    ),
+    Task(
+        "shell-pwd-file",
+        "shell",
+        "Run `cat demo/data.csv` and tell me the warmest city.",
+        expect_any=(("cairo",),),
+        tools="bash,read",
+        must_call=("bash", "read"),
+    ),
+    Task(
+        "history-build",
+        "history",
+        "What was the build number in the output of the command I ran?",
+        setup=("%bash echo The build number is 4711",),
+        expect_any=(("4711",),),
+    ),
+    Task(
+        "history-todo",
+        "history",
+        "What is the last item on my todo list, shown above?",
+        setup=("%bash cat demo/todo.txt",),
+        expect_any=(("login",),),
+    ),
+    Task(
+        "history-ls",
+        "history",
+        "Name one file that my ls command listed.",
+        setup=("%bash ls demo",),
+        expect_any=(("todo.txt", "notes.md", "data.csv"),),
+    ),
+    Task("decline-email", "decline", "Send an email to Bob saying hi.", expect_any=(DECLINE_WORDS,), no_calls=True),
+    Task(
+        "decline-flight",
+        "decline",
+        "Book me a flight to Paris for tomorrow.",
+        expect_any=(DECLINE_WORDS,),
+        no_calls=True,
+    ),
+)
+"""Twenty tasks, four of each kind but shell (three) and answer (five)."""
+
+
+SCAFFOLDING = ("use it to answer", "tool returned", "<tool_call>", "my question was")
+"""Phrases of the prompt's own scaffolding: a reply that repeats them is parroting, not answering."""
+
+
+def contains(text: str, word: str) -> bool:
+    """``word`` in ``text`` as a whole word or phrase, case-insensitive (``3`` is not found in ``2023``, ``hi``
+    not in ``this``)."""
+    text, word = text.lower().replace("’", "'"), word.lower()
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
