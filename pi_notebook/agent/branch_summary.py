@@ -125,6 +125,13 @@ async def summarize_branch(
 
 def describe_branch(messages: Sequence[Any]) -> BranchSummary:
     """A summary written without a model: the prompts, shell commands, tool calls and answers, clipped."""
+    read, modified = file_lists(messages)
+    body = digest(messages) or NOTHING_TO_SUMMARIZE
+    return BranchSummary(BRANCH_SUMMARY_PREAMBLE + body + format_file_operations(read, modified), read, modified)
+
+
+def digest(messages: Sequence[Any]) -> str:
+    """One line per prompt, shell command, tool call and answer, clipped ("" when there are none)."""
     lines = []
     for message in messages:
         data = to_pi_json(message)
@@ -143,9 +150,7 @@ def describe_branch(messages: Sequence[Any]) -> BranchSummary:
             answer = _text([b for b in data.get("content", []) if b.get("type") == "text"])
             if answer:
                 lines.append(f"- The assistant answered: {_clip(answer)}")
-    read, modified = file_lists(messages)
-    body = "\n".join(lines) if lines else NOTHING_TO_SUMMARIZE
-    return BranchSummary(BRANCH_SUMMARY_PREAMBLE + body + format_file_operations(read, modified), read, modified)
+    return "\n".join(lines)
 
 
 def _text(content: Any) -> str:

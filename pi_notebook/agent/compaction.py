@@ -317,6 +317,34 @@ async def compact(
     )
 
 
+DIGEST_HEADING = "Earlier in this conversation (listed without a model):\n"
+
+
+def compact_digest(
+    messages: Sequence[Any], settings: CompactionSettings, *, previous_details: dict[str, Any] | None = None
+) -> CompactionResult:
+    """:func:`compact` without a model: the summary lists the prompts, commands, tool calls and answers of the
+    older part (the previous summary, if any, comes first)."""
+    from .branch_summary import digest  # imports this module
+
+    messages = [as_agent_message(m) for m in messages]
+    start = 1 if messages and isinstance(messages[0], CompactionSummaryMessage) else 0
+    cut = find_cut_point(messages, settings.keep_recent_tokens, start)
+    history, prefix = _spans(messages, start, cut)
+    if not history and not prefix:
+        raise CompactionError("Nothing to compact (session too small)")
+    lines = digest([*history, *prefix]) or "- (nothing but context)"
+    summary = (f"{messages[0].summary}\n\n" if start else "") + DIGEST_HEADING + lines
+    read_files, modified_files = file_lists([*history, *prefix], previous_details)
+    summary += format_file_operations(read_files, modified_files)
+    return CompactionResult(
+        summary=summary,
+        first_kept_index=cut.first_kept_index,
+        tokens_before=estimate_context_tokens(messages),
+        details={"readFiles": read_files, "modifiedFiles": modified_files},
+    )
+
+
 async def _ready(value: str) -> str:
     return value
 
@@ -353,9 +381,13 @@ class Compactor:
         *,
         summary_model: Model | None = None,
         on_compaction: OnCompaction | None = None,
+        digest: bool = False,
         **stream_options: Any,
     ):
         self.model = model
+        self.digest = digest
+        """Write summaries without a model (a list of what was asked, run and answered). For small models,
+        whose own summary would neither fit their window nor be worth reading."""
         self.settings = settings
         self.summary_model = summary_model or model
         self.on_compaction = on_compaction
@@ -418,9 +450,12 @@ class Compactor:
         if not history and not prefix:
             self._forced = False  # nothing before the kept part: summarising would not make it smaller
             return view
-        result = await compact(
-            view, self.summary_model, self.settings, previous_details=self._details, **self.stream_options
-        )
+        if self.digest:
+            result = compact_digest(view, self.settings, previous_details=self._details)
+        else:
+            result = await compact(
+                view, self.summary_model, self.settings, previous_details=self._details, **self.stream_options
+            )
         result = dataclasses.replace(result, tokens_before=tokens)
         summary = CompactionSummaryMessage(summary=result.summary, tokens_before=result.tokens_before)
         first_kept = view[result.first_kept_index]

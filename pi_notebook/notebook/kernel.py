@@ -17,6 +17,8 @@ from typing import Any
 from ..agent import Agent, BashExecutionMessage, CustomMessage, convert_to_llm, prepare_llm_messages, to_pi_json
 from ..agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..agent.compaction import CompactionSettings, Compactor
+from ..agent.context_fit import ContextFitter
+from ..agent.loop_guard import LoopGuardSettings
 from ..agent.recovery import run_with_recovery
 from ..agent.session import (
     BranchSummaryEntry,
@@ -33,6 +35,11 @@ from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
 from .runner import run_blocking
+
+NOTICE = "pi_notebook.notice"
+"""customType of a one-time notice about the context (a message the model sees only part of)."""
+
+SMALL_MODEL_GUARD = LoopGuardSettings(min_repeats=3, min_repeated_chars=120)
 
 
 class CompactionNotice:
@@ -75,6 +82,43 @@ def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False) -> 
     return folder / f"{stem}-{stamp}-{uuid.uuid4().hex[:6]}.jsonl"
 
 
+def _pointer_for(shell: Any, config: PiNotebook) -> Path | None:
+    """``<session folder>/<notebook>.current``: the session this notebook used last (absent: the default one)."""
+    notebook = notebook_path(shell)
+    if notebook is None:
+        return None
+    default = session_path_for(shell, config)
+    return default.with_name(f"{notebook.stem}.current")
+
+
+def last_session_path(shell: Any, config: PiNotebook) -> Path:
+    """The session file this notebook used last: the one ``%agent_session new|open`` or ``%%agent --new``
+    switched to (if it still exists), else the notebook's default session file."""
+    pointer = _pointer_for(shell, config)
+    if pointer is not None and pointer.is_file():
+        try:
+            target = Path(pointer.read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError):
+            target = None
+        if target is not None and target.is_file():
+            return target
+    return session_path_for(shell, config)
+
+
+def remember_session(shell: Any, config: PiNotebook, path: Path) -> None:
+    """Make ``path`` the session this notebook reattaches to after a restart."""
+    pointer = _pointer_for(shell, config)
+    if pointer is None:
+        return
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    if Path(path).resolve() == session_path_for(shell, config).resolve():
+        pointer.unlink(missing_ok=True)
+        return
+    temp = pointer.with_name(pointer.name + ".tmp")
+    temp.write_text(str(Path(path).resolve()) + "\n", encoding="utf-8")
+    os.replace(temp, pointer)  # atomic: a crash leaves the old pointer or the new one, never half of one
+
+
 def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
     """Open the session at ``path`` for writing (creating it if needed). If another kernel holds it, open it
     read-only and say why: the history is shown but this kernel records into a new file."""
@@ -112,6 +156,8 @@ class NotebookSession:
         self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
         self._post: Any = None  # while a run streams: hands notices to the cell
         self.compactor: Compactor | None = None
+        self.fitter: ContextFitter | None = None
+        self._notices: list[str] = []  # said during a run, recorded after it
         self._change_listeners: list[Any] = []
         self.branches = BranchPlanner(file)
         self.reload()
@@ -174,9 +220,14 @@ class NotebookSession:
             )
         return self.file.append_message(message)
 
+    def _on_oversized(self, item: Any) -> None:
+        """Name a message the LLM gets only part of, once, with the fix (recorded after the run)."""
+        model = self.agent.state.model
+        self._notices.append(item.describe(f"{model.provider}/{model.id}" if model else "the model"))
+
     def _on_compaction(self, result: Any, summary: Any, first_kept: Any) -> None:
         """Store the compaction in the session file (Pi's ``compaction`` entry) and show its summary card."""
-        entry_id = self._entry_id_of(first_kept)
+        entry_id = self._entry_id_of(self.fitter.original_of(first_kept) if self.fitter else first_kept)
         self.file.append_compaction(result.summary, entry_id, result.tokens_before, result.details)
         if self._post is not None:
             self._post(CompactionNotice(summary))
@@ -249,8 +300,13 @@ class NotebookSession:
             reserve, keep = window // 4, min(keep, window // 2)
         settings = CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
         if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
-            self.compactor = Compactor(model, settings, on_compaction=self._on_compaction)
-            self.agent.transform_context = self.compactor
+            # Small models summarise without a model: their own summary would neither fit nor help.
+            self.compactor = Compactor(model, settings, on_compaction=self._on_compaction, digest=small)
+            # Before compaction, a message too large for the window is cut (and named once) for the LLM only.
+            self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized)
+            self.agent.transform_context = self.fitter
+        # A small model's answers are short: a tail repeated 3 times over 120 characters is already degenerate.
+        self.agent.loop_guard = SMALL_MODEL_GUARD if small else True
         self.agent.set_model(model)
         self.agent.stream_options["session_id"] = self.file.session_id  # prompt caching per session, as Pi does
         if system_prompt is None:
@@ -314,24 +370,30 @@ class NotebookSession:
             else:
                 future.cancel()
 
+        self._notices = []
         _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
+        said = {m.content for m in self.messages if isinstance(m, CustomMessage) and m.custom_type == NOTICE}
+        notices = [
+            CustomMessage(custom_type=NOTICE, content=text, display=True) for text in dict.fromkeys(self._notices)
+        ]
+        notices = [n for n in notices if n.content not in said]  # named once, also across restarts
         stop = self.agent.state.stop
-        if stop is None:
+        if stop is not None:
+            words = stop.message
+            if stop.reason == "max_turns":  # in the notebook's terms: the limit is the cell's --max-turns
+                n = stop.details.get("maxTurns")
+                words = (
+                    f"Stopped after {n} {'turn' if n == 1 else 'turns'} (--max-turns {n}) before the model gave an "
+                    "answer; run the cell again with a higher --max-turns or ask a narrower question."
+                )
+            details = {"reason": stop.reason, **stop.details}
+            notices.append(CustomMessage(custom_type=RUN_STOPPED, content=words, display=True, details=details))
+        for notice in notices:
+            self.record(notice)  # the run is over: written to the session at once (record() reports the change)
+            if on_event is not None:
+                on_event(MessageEndEvent(notice))
+        if not notices:
             self._changed()
-            return self.messages[start:], interrupted
-        words = stop.message
-        if stop.reason == "max_turns":  # in the notebook's terms: the limit is the cell's --max-turns
-            n = stop.details.get("maxTurns")
-            words = (
-                f"Stopped after {n} {'turn' if n == 1 else 'turns'} (--max-turns {n}) before the model gave an answer; "
-                "run the cell again with a higher --max-turns or ask a narrower question."
-            )
-        notice = CustomMessage(
-            custom_type=RUN_STOPPED, content=words, display=True, details={"reason": stop.reason, **stop.details}
-        )
-        self.record(notice)  # the run is over: written to the session at once (record() reports the change)
-        if on_event is not None:
-            on_event(MessageEndEvent(notice))
         return self.messages[start:], interrupted
 
     def run_bash(
@@ -359,7 +421,7 @@ class NotebookSession:
     def for_shell(cls, shell: Any, config: PiNotebook) -> NotebookSession:
         """Attach to the notebook's session file (created on first use)."""
         cwd = os.getcwd()
-        file, note = open_or_create(session_path_for(shell, config), cwd)
+        file, note = open_or_create(last_session_path(shell, config), cwd)
         return cls(file, config, shell=shell, cwd=cwd, note=note)
 
     def open_fresh(self) -> tuple[SessionFile, str | None]:
@@ -372,6 +434,7 @@ class NotebookSession:
         """Record into another session file from now on."""
         self.file.close()
         self.file, self.note = file, note
+        remember_session(self.shell, self.config, file.path)
         self.branches = BranchPlanner(file)
         self.reload()
 
