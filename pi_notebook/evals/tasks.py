@@ -156,7 +156,7 @@ TASKS: tuple[Task, ...] = (
 """Twenty tasks, four of each kind but shell (three) and answer (five)."""
 
 
-SCAFFOLDING = ("use it to answer", "tool returned", "<tool_call>", "my question was")
+SCAFFOLDING = ("answer the question from this output", "output of ", "<tool_call>", "question: ")
 """Phrases of the prompt's own scaffolding: a reply that repeats them is parroting, not answering."""
 
 

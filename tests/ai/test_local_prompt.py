@@ -79,7 +79,8 @@ def test_after_the_tool_round_only_an_answer_is_allowed_and_the_question_is_repe
     assert turns[-2]["content"] == '<tool_call>{"name": "read", "arguments": {"path": "demo/todo.txt"}}</tool_call>'
     assert turns[-1] == {
         "role": "user",
-        "content": "The read tool returned:\n```\nBuy milk.\n```\nUse it to answer: What does demo/todo.txt say?",
+        "content": "Question: What does demo/todo.txt say?\nOutput of read:\n```\nBuy milk.\n```\n"
+        "Answer the question from this output.",
     }
 
 

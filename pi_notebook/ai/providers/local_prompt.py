@@ -52,9 +52,11 @@ EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
 
 
 def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool = False) -> str:
-    label = f"The {tool_name} tool failed:" if error else f"The {tool_name} tool returned:"
-    turn = f"{label}\n```\n{body.strip() or '(no output)'}\n```"
-    return turn + (f"\nUse it to answer: {question}" if question else "")
+    # The question first, then the output, then the instruction: a small model answers the question it has just
+    # read far better than one it has to look back for, and an instruction placed last is the one it follows.
+    label = f"Error from {tool_name}" if error else f"Output of {tool_name}"
+    turn = (f"Question: {question}\n" if question else "") + f"{label}:\n```\n{body.strip() or '(no output)'}\n```"
+    return turn + ("\nAnswer the question from this output." if question else "")
 
 
 def example_turns(tool_names: set[str]) -> list[dict[str, str]]:

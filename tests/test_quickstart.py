@@ -1,0 +1,39 @@
+"""The quickstart, run as a newcomer runs it (a fresh copy, every cell in order, offline), ends in real answers:
+every ``%%agent`` prompt it sends gets an assistant reply with text as its last message, never an error, a
+turn-limit notice or an unanswered tool call."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from pi_notebook.agent.session import SessionFile
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_agent_cell_of_the_quickstart_ends_in_an_answer(tmp_path, monkeypatch):
+    for key in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)  # offline: the embedded model only
+    folder = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", folder, ignore=shutil.ignore_patterns(".pi_sessions", ".ipynb_checkpoints"))
+    path = folder / "00-quickstart.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))  # as JupyterLab tells the kernel which notebook it runs
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    prompts = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%agent")]
+    assert len(prompts) >= 2
+    (session_path,) = (folder / ".pi_sessions").glob("*.jsonl")
+    messages = SessionFile.open(session_path).build_session_context().messages
+    starts = [i for i, m in enumerate(messages) if m.role == "user"]
+    assert len(starts) == len(prompts)
+    for start, end in zip(starts, [*starts[1:], len(messages)]):
+        run = messages[start:end]
+        last = run[-1]
+        assert last.role == "assistant", f"{run[0].content} ended with {last.role}"
+        text = "".join(b.text for b in last.content if b.type == "text").strip()
+        assert last.stop_reason == "stop" and text, f"{run[0].content} got {last.stop_reason}: {last.error_message}"
