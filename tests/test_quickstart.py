@@ -31,7 +31,7 @@ def test_every_agent_cell_of_the_quickstart_ends_in_an_answer(tmp_path, monkeypa
     messages = SessionFile.open(session_path).build_session_context().messages
     starts = [i for i, m in enumerate(messages) if m.role == "user"]
     assert len(starts) == len(prompts)
-    for start, end in zip(starts, [*starts[1:], len(messages)]):
+    for start, end in zip(starts, [*starts[1:], len(messages)], strict=True):
         run = messages[start:end]
         last = run[-1]
         assert last.role == "assistant", f"{run[0].content} ended with {last.role}"
