@@ -73,7 +73,22 @@ def config_command(config: Any, line: str) -> None:
             raise UsageError(f"expected name=value with name in {', '.join(sorted(names))}; got {pair!r}")
         try:
             trait = config.traits()[name]
-            setattr(config, name, int(value) if trait.__class__.__name__ == "Int" else value)
+            setattr(config, name, _typed(trait, value))
         except (TraitError, ValueError) as e:
             raise UsageError(f"{name}: {e}") from e
     print(config.describe())
+
+
+_BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def _typed(trait: Any, value: str) -> Any:
+    """``value`` as the trait's type: an int for ``Int``, a bool for ``Bool`` (true/false, yes/no, on/off, 1/0)."""
+    kind = trait.__class__.__name__
+    if kind == "Int":
+        return int(value)
+    if kind == "Bool":
+        if value.lower() not in _BOOLEANS:
+            raise ValueError(f"expected true or false, not {value!r}")
+        return _BOOLEANS[value.lower()]
+    return value

@@ -33,6 +33,7 @@ def load(shell: Any) -> None:
     shell.register_magic_function(magics.bash_excluded, "line", "bash!")
     if session.note:
         print(f"pi_notebook: {session.note}")
+    session.warm_up()
 
 
 def unload(shell: Any) -> None:

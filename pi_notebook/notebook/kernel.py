@@ -6,8 +6,10 @@ command), so an interrupt or a crash loses nothing and a restarted kernel reatta
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -258,6 +260,32 @@ class NotebookSession:
         return self.file.leaf_id or ""
 
     # --- running ----------------------------------------------------------------------------------------
+
+    def warm_up(self) -> threading.Thread | None:
+        """If the default model is the in-process local one, load it and read the fixed start of its prompt on a
+        background thread (``%agent_config warm_up=False`` turns this off). Returns the thread, if started."""
+        if not self.config.warm_up:
+            return None
+
+        def work() -> None:
+            try:
+                model = self.resolve_model(None)
+                if model.api != "local":
+                    return
+                import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
+
+                from ..ai.providers.local import warm_up
+
+                spec = LOCAL_TOOLS if self.config.tools == DEFAULT_TOOLS else self.config.tools
+                tools = [with_path_choices(TOOL_FACTORIES[n](self.cwd), self.cwd).to_tool() for n in parse_tools(spec)]
+                default = self.config.system_prompt == DEFAULT_SYSTEM_PROMPT
+                warm_up(model, LOCAL_SYSTEM_PROMPT if default else self.config.system_prompt, tools)
+            except Exception as e:  # a warm-up is only a head start: the first run loads (and reports) for real
+                logging.getLogger(__name__).debug("warm-up of the local model failed: %s", e)
+
+        thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     def resolve_model(self, spec: str | None) -> Model:
         spec = spec or self.config.default_model
