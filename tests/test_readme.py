@@ -36,3 +36,5 @@ def test_the_readme_examples_run_in_order(tmp_path, monkeypatch):
         "llm",
         "both",
     ]
+    # The offline agent example really calls the tool on the folder it names, then answers.
+    assert [m.role for m in namespace["agent"].messages] == ["user", "assistant", "toolResult", "assistant"]
