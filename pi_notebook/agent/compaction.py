@@ -307,10 +307,16 @@ async def compact(
         summary = f"{before}{SPLIT_TURN_SEPARATOR}{turn}"
     else:
         summary = await history_summary()
-    read_files, modified_files = file_lists([*history, *prefix], previous_details)
-    summary += format_file_operations(read_files, modified_files)
+    return _result(messages, cut, summary, [*history, *prefix], previous_details)
+
+
+def _result(
+    messages: list[Any], cut: CutPoint, summary: str, summarised: list[Any], previous_details: dict[str, Any] | None
+) -> CompactionResult:
+    # The file lists of what was summarised (merged with the previous ones) follow the summary, as in Pi.
+    read_files, modified_files = file_lists(summarised, previous_details)
     return CompactionResult(
-        summary=summary,
+        summary=summary + format_file_operations(read_files, modified_files),
         first_kept_index=cut.first_kept_index,
         tokens_before=estimate_context_tokens(messages),
         details={"readFiles": read_files, "modifiedFiles": modified_files},
@@ -335,14 +341,7 @@ def compact_digest(
         raise CompactionError("Nothing to compact (session too small)")
     lines = digest([*history, *prefix]) or "- (nothing but context)"
     summary = (f"{messages[0].summary}\n\n" if start else "") + DIGEST_HEADING + lines
-    read_files, modified_files = file_lists([*history, *prefix], previous_details)
-    summary += format_file_operations(read_files, modified_files)
-    return CompactionResult(
-        summary=summary,
-        first_kept_index=cut.first_kept_index,
-        tokens_before=estimate_context_tokens(messages),
-        details={"readFiles": read_files, "modifiedFiles": modified_files},
-    )
+    return _result(messages, cut, summary, [*history, *prefix], previous_details)
 
 
 async def _ready(value: str) -> str:

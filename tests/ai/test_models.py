@@ -9,9 +9,7 @@ import math
 import secrets
 import subprocess
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import pytest
 
@@ -32,6 +30,7 @@ from pi_notebook.ai.models import (
     ollama_base_url,
     ollama_models,
 )
+from tests.ollama_fake import fake_ollama
 from tests.pi_fixtures import FIXTURES, load_cases
 
 KEY_VARS = ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
@@ -399,39 +398,16 @@ def test_default_models_are_in_the_catalogue():
         assert model_note(get_model(f"{provider}/{model_id}")) is None
 
 
-class FakeOllama(BaseHTTPRequestHandler):
-    """Ollama's ``GET /api/tags``, with the fields a real server sends (abridged)."""
-
-    tags: ClassVar[list[str]] = ["qwen3:4b", "llama3.2:latest"]
-    hits: ClassVar[list[str]] = []
-
-    def do_GET(self):
-        FakeOllama.hits.append(self.path)
-        if self.path != "/api/tags":
-            self.send_error(404)
-            return
-        models = [{"name": n, "model": n, "size": 1, "digest": "0" * 64, "details": {"family": "x"}} for n in self.tags]
-        body = json.dumps({"models": models}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+OLLAMA_TAGS = ["qwen3:4b", "llama3.2:latest"]
 
 
 @pytest.fixture
 def ollama_server(monkeypatch):
-    FakeOllama.hits = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server_address[1]}")
-    yield server
-    server.shutdown()
-    server.server_close()
+    tags = list(OLLAMA_TAGS)
+    with fake_ollama(tags) as (server, hits):
+        server.tags, server.hits = tags, hits
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server_address[1]}")
+        yield server
 
 
 def test_default_model_is_ollamas_first_model(ollama_server):
@@ -441,17 +417,17 @@ def test_default_model_is_ollamas_first_model(ollama_server):
     assert why == f"no provider key is set; the Ollama server at {host} lists it first"
     assert ollama_models() == ["qwen3:4b", "llama3.2:latest"]
     default_model_choice()
-    assert FakeOllama.hits == ["/api/tags"]  # asked once per process and host
+    assert ollama_server.hits == ["/api/tags"]  # asked once per process and host
 
 
 def test_a_key_wins_over_ollama_without_asking_it(ollama_server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake_key())
     assert default_model_choice()[0].provider == "anthropic"
-    assert FakeOllama.hits == []
+    assert ollama_server.hits == []
 
 
 def test_ollama_without_models_or_without_server_is_skipped(ollama_server, monkeypatch, closed_port):
-    monkeypatch.setattr(FakeOllama, "tags", [])
+    ollama_server.tags.clear()
     assert default_model_choice()[0] == get_model("local")
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{closed_port}")
     model, why = default_model_choice()

@@ -2,15 +2,14 @@
 real IPython shell. No network: Ollama is a tiny server on 127.0.0.1 or a port nothing listens on; keys are
 fake values made at run time."""
 
-import json
 import secrets
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from pi_notebook.ai import models as models_module
 from pi_notebook.notebook import models_command
+from tests.ollama_fake import fake_ollama
 
 
 def fake_key() -> str:
@@ -78,21 +77,7 @@ def test_filter_words_must_all_match(shell, capsys):
 
 
 def test_lists_the_models_of_an_ollama_server(shell, capsys, monkeypatch):
-    class Tags(BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps({"models": [{"name": "qwen3:4b", "model": "qwen3:4b", "size": 1}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Tags)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with fake_ollama(["qwen3:4b"]) as (server, _):
         monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{server.server_address[1]}")
         text = output(shell, capsys, "%agent_models ollama")
         assert rows(text) == {"ollama/qwen3:4b": ["*", "128,000", "0", "0", "not", "needed"]}
@@ -102,9 +87,6 @@ def test_lists_the_models_of_an_ollama_server(shell, capsys, monkeypatch):
             f"default model: ollama/qwen3:4b (no provider key is set; the Ollama server at "
             f"http://127.0.0.1:{server.server_address[1]} lists it first)"
         )
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_agent_config_says_which_default_model_and_why(shell, capsys, monkeypatch):
