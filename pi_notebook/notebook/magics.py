@@ -20,7 +20,7 @@ from ..ai import UnknownModelError
 from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
 from .models_command import models_command, print_model_note
-from .widgets import TranscriptWidget
+from .widgets import TranscriptWidget, collapse_repeated_errors
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
 _BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
@@ -69,9 +69,9 @@ class _RunView:
     def __init__(self, shell: Any, *, quiet: bool = False):
         self.live = _has_frontend(shell) and not quiet
         self.widget = TranscriptWidget()
-        self.done: list[Any] = []
+        self.received: list[Any] = []  # every finished message, as it came
+        self.done: list[Any] = []  # what is shown: the same, a retry failing the same way counted on one card
         self.streaming: Any = None
-        self._failure: tuple[Any, int, int] | None = None  # the last error shown: (message, times, its index)
         if self.live:
             display(self.widget.view_bundle(), raw=True)
 
@@ -85,7 +85,7 @@ class _RunView:
             self.streaming = None
             self._add(event.message)
         elif kind == "compaction":
-            self.done.append(event.message)
+            self._add(event.message)
         elif kind in ("tool_execution_start", "turn_end") and self.live:
             self.widget.flush()  # a tool call held back by the throttle must show while its tool runs
             return
@@ -97,18 +97,10 @@ class _RunView:
                 self.widget.flush()
 
     def _add(self, message: Any) -> None:
-        """Show a finished message. A retry that fails again with the same error is not shown twice: the first
-        card counts it instead (``… (2×)``). Display only — the session file keeps every attempt, as Pi's does."""
-        failed = getattr(message, "role", None) == "assistant" and message.stop_reason == "error"
-        if failed and self._failure is not None:
-            first, count, index = self._failure
-            same = (message.error_message, message.content) == (first.error_message, first.content)
-            if same and index == len(self.done) - 1:
-                self._failure = (first, count + 1, index)
-                self.done[index] = first.model_copy(update={"error_message": f"{first.error_message} ({count + 1}×)"})
-                return
-        self._failure = (message, 1, len(self.done)) if failed else None
-        self.done.append(message)
+        """Show a finished message (a retry that fails again the same way is counted on the first card: see
+        :func:`~pi_notebook.notebook.widgets.collapse_repeated_errors`)."""
+        self.received.append(message)
+        self.done = collapse_repeated_errors(self.received)
 
     def bash_progress(self, item: Any) -> None:
         """The tail of a running command, shown as the terminal card it will become."""

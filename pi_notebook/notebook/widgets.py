@@ -342,8 +342,35 @@ def messages_of(source: Any) -> list[Any]:
     return list(source)
 
 
+def collapse_repeated_errors(messages: list[Any]) -> list[Any]:
+    """For display: a failed reply repeated right after itself (a retry that failed the same way: same error
+    and content) is shown once, its error counted (``… (2×)``). The session keeps every attempt, as Pi's does."""
+    out: list[Any] = []
+    first: Any = None  # the failed reply the last card shows, while repeats of it may follow
+    count = 0
+    for message in messages:
+        failed = getattr(message, "role", None) == "assistant" and message.stop_reason == "error"
+        if (
+            failed
+            and first is not None
+            and (message.error_message, message.content)
+            == (
+                first.error_message,
+                first.content,
+            )
+        ):
+            count += 1
+            out[-1] = first.model_copy(update={"error_message": f"{first.error_message} ({count}×)"})
+            continue
+        first, count = (message, 1) if failed else (None, 0)
+        out.append(message)
+    return out
+
+
 def show(messages_or_session: Any, *, show_hidden: bool = False, title: str | None = None) -> TranscriptWidget:
     """A transcript of a list of AgentMessages (typed or Pi JSON), a notebook session, an Agent or a
     :class:`~pi_notebook.agent.session.SessionFile`. Hidden messages (``display=False``) are collapsed
-    unless ``show_hidden``."""
-    return TranscriptWidget(messages_of(messages_or_session), title=title, show_hidden=show_hidden)
+    unless ``show_hidden``; a retry that failed the same way again is shown once, counted."""
+    return TranscriptWidget(
+        collapse_repeated_errors(messages_of(messages_or_session)), title=title, show_hidden=show_hidden
+    )

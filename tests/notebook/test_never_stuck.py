@@ -53,3 +53,14 @@ def test_after_a_restart_the_session_still_answers_and_names_nothing_twice(shell
     shell.ip.run_line_magic("load_ext", "pi_notebook")
     assert _ask(shell, "Still there?")[-1].stop_reason == "stop"
     assert len(_notices(pi_notebook.current_session())) == 1
+
+
+def test_a_transcript_shows_a_retried_failure_once_counted():
+    from pi_notebook.notebook.widgets import show
+
+    def failure(text):
+        return faux.message([], stop_reason="error", error_message=text)
+
+    history = [failure("503 overloaded")] * 4 + [failure("401 bad key"), faux.message([faux.text("hi")])]
+    shown = show(history).messages
+    assert [m.get("errorMessage") for m in shown] == ["503 overloaded (4×)", "401 bad key", None]
