@@ -33,7 +33,8 @@ def load(shell: Any) -> None:
     shell.register_magic_function(magics.bash_excluded, "line", "bash!")
     if session.note:
         print(f"pi_notebook: {session.note}")
-    session.warm_up()
+    if getattr(shell, "kernel", None) is not None:  # interactive Jupyter only: not scripts, not terminal IPython
+        session.warm_up()
 
 
 def unload(shell: Any) -> None:

@@ -6,6 +6,7 @@ command), so an interrupt or a crash loses nothing and a restarted kernel reatta
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
@@ -281,10 +282,14 @@ class NotebookSession:
                 default = self.config.system_prompt == DEFAULT_SYSTEM_PROMPT
                 warm_up(model, LOCAL_SYSTEM_PROMPT if default else self.config.system_prompt, tools)
             except Exception as e:  # a warm-up is only a head start: the first run loads (and reports) for real
+                self.warm_up_error = e
                 logging.getLogger(__name__).debug("warm-up of the local model failed: %s", e)
 
+        self.warm_up_error: Exception | None = None
         thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
         thread.start()
+        # llama.cpp must not be torn down under a running warm-up (a crash at exit): wait for it first.
+        atexit.register(thread.join, 30)
         return thread
 
     def resolve_model(self, spec: str | None) -> Model:

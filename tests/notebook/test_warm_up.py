@@ -10,11 +10,17 @@ def test_the_local_default_is_loaded_and_primed_in_the_background(shell, monkeyp
     thread = shell.session.warm_up()
     assert thread is not None
     thread.join(120)
-    assert not thread.is_alive()
+    assert not thread.is_alive() and shell.session.warm_up_error is None
     assert local._load.cache_info().currsize == 1  # the GGUF is loaded
     # ... and the fixed start of the prompt (system prompt, tools, worked examples) is already evaluated
     llm, _ = local._load(str(local.default_gguf_path()), 8192)
     assert llm.n_tokens > 400
+
+
+def test_loading_the_extension_outside_a_kernel_starts_no_warm_up(shell):
+    import threading
+
+    assert not [t for t in threading.enumerate() if t.name == "pi-warm-up"]  # the fixture loaded it in plain IPython
 
 
 def test_no_warm_up_when_turned_off_or_when_the_default_is_not_local(shell, monkeypatch):
