@@ -34,6 +34,8 @@ class Oversized:
     limit: int
     """What one message may take for this model."""
     context_window: int
+    index: int = 0
+    """Its position in the list that was fitted."""
 
     def describe(self, model_name: str) -> str:
         """One line naming the message and the fix."""
@@ -97,11 +99,11 @@ def fit_messages(messages: Sequence[Any], context_window: int) -> tuple[list[Any
     limit = max(256, math.floor(context_window * MESSAGE_SHARE))
     why = f"this message is larger than the model's {context_window:,}-token context window allows"
     out, oversized = [], []
-    for message in messages:
+    for index, message in enumerate(messages):
         m = as_agent_message(message)
         tokens = estimate_tokens(m)
         if tokens > limit and getattr(m, "role", "") not in ("assistant", "branchSummary", "compactionSummary"):
-            oversized.append(Oversized(message, tokens, limit, context_window))
+            oversized.append(Oversized(message, tokens, limit, context_window, index))
             out.append(fit_message(m, limit, why))
         else:
             out.append(message)
@@ -109,7 +111,8 @@ def fit_messages(messages: Sequence[Any], context_window: int) -> tuple[list[Any
 
 
 class ContextFitter:
-    """A ``transform_context`` stage: cut oversized messages for ``model``, then run ``then`` (e.g. the
+    """A ``transform_context`` stage: (with ``latest_only``, keep :func:`latest_exchange`), cut oversized messages
+    for ``model``, then run ``then`` (e.g. the
     :class:`~pi_notebook.agent.compaction.Compactor`) on the result. ``on_oversized(Oversized)`` is called once
     per message (the first call that cuts it)."""
 
@@ -118,8 +121,11 @@ class ContextFitter:
         model: Model,
         then: Callable[[list[Any]], Any] | None = None,
         on_oversized: Callable[..., Any] | None = None,
+        latest_only: bool = False,
     ):
         self.model = model
+        self.latest_only = latest_only
+        """First reduce the context to :func:`latest_exchange` (for very small models)."""
         self.then = then
         self.on_oversized = on_oversized
         self._copies: dict[int, tuple[Any, Any]] = {}  # id(original) → (original, its cut copy)
@@ -132,16 +138,31 @@ class ContextFitter:
         return message
 
     async def __call__(self, messages: Sequence[Any]) -> list[Any]:
+        if self.latest_only:
+            messages = latest_exchange(messages)
         fitted, oversized = fit_messages(messages, self.model.context_window or 128_000)
         for item in oversized:
             key = id(item.message)
             if key not in self._copies:
                 # The same copy every call: later stages (compaction) may remember a message by identity.
-                self._copies[key] = (item.message, fitted[messages.index(item.message)])
+                self._copies[key] = (item.message, fitted[item.index])
                 if self.on_oversized is not None:
                     self.on_oversized(item)
-            fitted[messages.index(item.message)] = self._copies[key][1]
+            fitted[item.index] = self._copies[key][1]
         if self.then is None:
             return fitted
         result = self.then(fitted)
         return list(await result if inspect.isawaitable(result) else result)
+
+
+def latest_exchange(messages: Sequence[Any]) -> list[Any]:
+    """A ``transform_context`` for very small models: the context of the notebook (shell commands, custom
+    messages, summaries) and the current prompt with its turn, without earlier questions and answers.
+
+    A 135M model copies its own last answer far more readily than it reads a new tool result ("The files in the
+    demo folder are: …" again, for a question about a todo list); each question is better answered afresh. The
+    stored history is unchanged; larger models keep the whole conversation."""
+    roles = [getattr(as_agent_message(m), "role", None) for m in messages]
+    last_prompt = max((i for i, role in enumerate(roles) if role == "user"), default=len(roles))
+    chat = ("user", "assistant", "toolResult")
+    return [m for i, m in enumerate(messages) if i >= last_prompt or roles[i] not in chat]

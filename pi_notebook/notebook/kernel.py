@@ -336,7 +336,7 @@ class NotebookSession:
             # Small models summarise without a model: their own summary would neither fit nor help.
             self.compactor = Compactor(model, settings, on_compaction=self._on_compaction, digest=small)
             # Before compaction, a message too large for the window is cut (and named once) for the LLM only.
-            self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized)
+            self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized, latest_only=small)
             self.agent.transform_context = self.fitter
         # A small model's answers are short: a tail repeated 3 times over 120 characters is already degenerate.
         self.agent.loop_guard = SMALL_MODEL_GUARD if small else True

@@ -68,3 +68,21 @@ def test_a_digest_compactor_compacts_on_force_without_calling_any_model():
     view = asyncio.run(compactor(history))
     assert view[0].role == "compactionSummary" and "question 0" in view[0].summary
     assert len(view) < len(history)
+
+
+def test_very_small_models_see_the_notebook_context_and_only_the_current_exchange():
+    from pi_notebook.agent.context_fit import latest_exchange
+    from pi_notebook.ai import ToolCall
+
+    bash = BashExecutionMessage(command="ls demo", output="todo.txt")
+    note = CustomMessage(custom_type="x", content="context", display=False)
+    old_q, old_a = (
+        UserMessage(content="What files are there?"),
+        AssistantMessage(content=[TextContent(text="The files are: todo.txt")], api="a", provider="p", model="m"),
+    )
+    new_q = UserMessage(content="What does demo/todo.txt say?")
+    call = AssistantMessage(content=[ToolCall(id="c", name="read", arguments={})], api="a", provider="p", model="m")
+    result = ToolResultMessage(tool_call_id="c", tool_name="read", content=[TextContent(text="Buy milk.")])
+    history = [bash, old_q, old_a, note, new_q, call, result]
+    assert latest_exchange(history) == [bash, note, new_q, call, result]
+    assert latest_exchange([bash]) == [bash]

@@ -106,3 +106,17 @@ def test_parse_call_reads_a_complete_call_only():
     assert parse_call('<tool_call>{"name": "ls", "argu') is None
     assert parse_call("Paris.") is None
     assert json.loads(json.dumps(parse_call('<tool_call>{"name": "x"}</tool_call>'))) == ["x", {}]
+
+
+def test_a_file_named_without_its_folder_is_found_when_its_name_is_unique(tmp_path):
+    tools = [t.to_tool() for t in _demo(tmp_path)]
+    mode, allowed = tool_mode([UserMessage(content="What does todo.txt say?")], tools, 1)
+    assert mode == "call" and allowed[0].parameters["properties"]["path"]["enum"] == ["demo/todo.txt"]
+    (tmp_path / "todo.txt").write_text("another\n")  # two files of that name: the model is not pushed to either
+    tools = [t.to_tool() for t in _demo_again(tmp_path)]
+    mode, allowed = tool_mode([UserMessage(content="What does todo.txt say?")], tools, 1)
+    assert allowed[0].parameters["properties"]["path"]["enum"] == ["todo.txt"]  # the exact name wins
+
+
+def _demo_again(tmp_path):
+    return [with_path_choices(t(str(tmp_path)), tmp_path) for t in (create_read_tool, create_ls_tool)]

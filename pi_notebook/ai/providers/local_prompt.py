@@ -47,7 +47,7 @@ EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
     ("bash", ("Run `git status` and tell me the result.", '{"name": "bash", "arguments": {"command": "git status"}}',
               "nothing to commit, working tree clean", "git status says: nothing to commit, working tree clean.")),
     (None, ("Say hi.", "Hi! How can I help you?")),
-    (None, ("Order a pizza for me.", "Sorry, I cannot do that: I have no tool that can order things.")),
+    (None, ("Turn on the lights in my office.", "Sorry, I cannot do that: I have no tool for it.")),
 )  # fmt: skip
 
 
@@ -268,7 +268,17 @@ def named_calls(question: str, tools: list[Any]) -> list[Any]:
             if commands:
                 narrowed.append(_narrowed(tool, "command", commands))
         elif isinstance(props.get("path"), dict) and props["path"].get("enum"):
-            paths = [v for v in props["path"]["enum"] if _mentioned(v, question)]
+            choices = props["path"]["enum"]
+            paths = [v for v in choices if _mentioned(v, question)]
+            # "support-prompt.txt" names demo/support-prompt.txt when no other entry has that name
+            by_name: dict[str, list[str]] = {}
+            for v in choices:
+                by_name.setdefault(v.rsplit("/", 1)[-1], []).append(v)
+            paths += [
+                only[0] for name, only in by_name.items()
+                if len(only) == 1 and only[0] not in paths and "/" in only[0] and _mentioned(name, question)
+                and not any(p.endswith("/" + name) or p == name for p in paths)
+            ]  # fmt: skip
             if paths:
                 narrowed.append(_narrowed(tool, "path", paths))
     return narrowed
