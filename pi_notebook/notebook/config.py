@@ -65,8 +65,8 @@ class PiNotebook(Configurable):
     ).tag(config=True)
     warm_up = Bool(
         True,
-        help="When the default model is the in-process local one, load it and read its fixed prompt in the "
-        "background as the extension loads, so the first %%agent answers sooner.",
+        help="When the default model is the in-process local one, import its libraries in the background as "
+        "the extension loads, so the first %%agent answers sooner.",
     ).tag(config=True)
     compaction = Bool(True, help="Compact the history automatically before the context window fills.").tag(config=True)
     reserve_tokens = Int(16384, help="Compaction starts when the context exceeds the window minus this.").tag(

@@ -263,33 +263,27 @@ class NotebookSession:
     # --- running ----------------------------------------------------------------------------------------
 
     def warm_up(self) -> threading.Thread | None:
-        """If the default model is the in-process local one, load it and read the fixed start of its prompt on a
-        background thread (``%agent_config warm_up=False`` turns this off). Returns the thread, if started."""
+        """If the default model is the in-process local one, import its libraries on a background thread so
+        the first ``%%agent`` does not wait for them (``%agent_config warm_up=False`` turns this off). Returns
+        the thread, if started."""
         if not self.config.warm_up:
             return None
 
         def work() -> None:
             try:
-                model = self.resolve_model(None)
-                if model.api != "local":
+                if self.resolve_model(None).api != "local":
                     return
-                import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
-
                 from ..ai.providers.local import warm_up
 
-                spec = LOCAL_TOOLS if self.config.tools == DEFAULT_TOOLS else self.config.tools
-                tools = [with_path_choices(TOOL_FACTORIES[n](self.cwd), self.cwd).to_tool() for n in parse_tools(spec)]
-                default = self.config.system_prompt == DEFAULT_SYSTEM_PROMPT
-                warm_up(model, LOCAL_SYSTEM_PROMPT if default else self.config.system_prompt, tools)
-            except Exception as e:  # a warm-up is only a head start: the first run loads (and reports) for real
+                warm_up()
+            except Exception as e:  # a warm-up is only a head start: the first run imports (and reports) for real
                 self.warm_up_error = e
                 logging.getLogger(__name__).debug("warm-up of the local model failed: %s", e)
 
         self.warm_up_error: Exception | None = None
         thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
         thread.start()
-        # llama.cpp must not be torn down under a running warm-up (a crash at exit): wait for it first.
-        atexit.register(thread.join, 30)
+        atexit.register(thread.join, 30)  # no interpreter teardown under a running import
         return thread
 
     def resolve_model(self, spec: str | None) -> Model:

@@ -23,7 +23,7 @@ from typing import Any
 from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
 from ..stream import register_provider
-from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, UserMessage, now_ms
+from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
 from .local_prompt import CALL_OPEN, LocalPrompt, build_prompt, chat_messages, parse_call, tool_mode
 
 DEFAULT_LOCAL_ID = "smollm2-135m"
@@ -179,16 +179,15 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     yield final_event(final)
 
 
-def warm_up(model: Model, system_prompt: str, tools: list[Any]) -> None:
-    """Load the model and evaluate the fixed start of its prompt (system prompt, tool list, worked examples), so
-    that the first reply does not wait for them: llama.cpp reuses the evaluated prefix of the next prompt.
-    Blocking (a few seconds on two cores): call it from a background thread."""
-    llm, lock = _load(str(resolve_gguf(model.id)), model.context_window)
-    context = Context(system_prompt=system_prompt, messages=[UserMessage(content="")], tools=tools)
-    prompt = _prompt_for(llm, model, context)
-    tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=True)
-    with lock:
-        llm.create_completion(prompt=tokens, max_tokens=1, seed=0)
+def warm_up() -> None:
+    """Import what the first local reply needs (llama.cpp's bindings, the template engine, the JSON-Schema
+    validator: about 1.5 s together), so that it does not wait for them. Blocking: call it from a background
+    thread. It does not load the model: llama-cpp-python silences a model load by swapping the process's
+    stdout and stderr, which would swallow what a cell prints meanwhile."""
+    import jinja2.sandbox  # noqa: F401
+    import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
+    import llama_cpp
+    import llama_cpp.llama_grammar  # noqa: F401
 
 
 def _prompt_for(llm: Any, model: Model, context: Context) -> LocalPrompt:
