@@ -299,9 +299,11 @@ class NotebookSession:
         thinking: str | None,
         max_turns: int | None,
         cell_id: str | None,
+        prompt: str = "",
     ) -> None:
         """Configure the agent for one ``%%agent`` run and record what changed (model, thinking level, the
-        branch a re-run cell starts from)."""
+        branch a re-run cell starts from). ``prompt`` (the cell's text) lets a small model's tools reach the
+        paths it names at any depth."""
         self._flush_pending()
         if self.branches.start_cell(cell_id, self._branch_summarizer(model)):
             self.reload()
@@ -341,7 +343,7 @@ class NotebookSession:
             system_prompt = LOCAL_SYSTEM_PROMPT if small and default else self.config.system_prompt
         self.agent.set_system_prompt(system_prompt)
         made = [TOOL_FACTORIES[name](self.cwd) for name in names]
-        self.agent.set_tools([with_path_choices(t, self.cwd) for t in made] if small else made)
+        self.agent.set_tools([with_path_choices(t, self.cwd, prompt) for t in made] if small else made)
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]
         limit = self.config.max_turns if max_turns is None else max_turns
         self.agent.max_turns = limit or None

@@ -164,7 +164,7 @@ class PiMagics(Magics):
         print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
         session.prepare_run(
             model=model, system_prompt=_read_system(args.system), tools=tools, thinking=args.thinking,
-            max_turns=args.max_turns, cell_id=_cell_id(self.shell),
+            max_turns=args.max_turns, cell_id=_cell_id(self.shell), prompt=prompt,
         )  # fmt: skip
         view = _RunView(self.shell, quiet=args.quiet)
         _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)

@@ -120,3 +120,19 @@ def test_a_file_named_without_its_folder_is_found_when_its_name_is_unique(tmp_pa
 
 def _demo_again(tmp_path):
     return [with_path_choices(t(str(tmp_path)), tmp_path) for t in (create_read_tool, create_ls_tool)]
+
+
+def test_a_path_the_prompt_names_is_reachable_at_any_depth_but_not_outside(tmp_path):
+    from pi_notebook.agent.tools.path_choices import mentioned_entries
+
+    deep = tmp_path / "src" / "app" / "conf"
+    deep.mkdir(parents=True)
+    (deep / "settings.yaml").write_text("debug: true\n")
+    (tmp_path / ".secret").mkdir()
+    (tmp_path / ".secret" / "key.txt").write_text("x")
+    prompt = "What does src/app/conf/settings.yaml say? And ../etc/passwd, .secret/key.txt?"
+    assert mentioned_entries(prompt, tmp_path) == ([], ["src/app/conf/settings.yaml"])
+    read = with_path_choices(create_read_tool(str(tmp_path)), tmp_path, prompt)
+    assert "src/app/conf/settings.yaml" in read.parameters["properties"]["path"]["enum"]
+    mode, allowed = tool_mode([UserMessage(content=prompt)], [read.to_tool()], 1)
+    assert mode == "call" and allowed[0].parameters["properties"]["path"]["enum"] == ["src/app/conf/settings.yaml"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 from ..tool import AgentTool
@@ -48,14 +49,35 @@ def list_entries(cwd: str | os.PathLike[str], depth: int = 2, limit: int = MAX_E
     return dirs, files
 
 
-def with_path_choices(tool: AgentTool, cwd: str | os.PathLike[str]) -> AgentTool:
-    """A copy of ``tool`` whose ``path`` parameter must name an existing entry (tools without a path, or
-    whose path may be new, like ``write``, are returned as they are)."""
+def mentioned_entries(text: str, cwd: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """(folders, files) that ``text`` names and that exist under ``cwd``, at any depth (``src/app/config.yaml``)."""
+    root = Path(cwd).resolve()
+    dirs: list[str] = []
+    files: list[str] = []
+    for word in dict.fromkeys(re.findall(r"[\w.-]+(?:/[\w.-]+)+/?|[\w-]+\.[\w]+", text or "")):
+        candidate = (root / word.strip("/.") if word.endswith(".") else root / word.rstrip("/")).resolve()
+        if root not in candidate.parents or any(part.startswith(".") for part in candidate.relative_to(root).parts):
+            continue  # outside the working directory, or hidden
+        rel = candidate.relative_to(root).as_posix()
+        if candidate.is_dir():
+            dirs.append(rel)
+        elif candidate.is_file():
+            files.append(rel)
+    return dirs, files
+
+
+def with_path_choices(tool: AgentTool, cwd: str | os.PathLike[str], prompt: str = "") -> AgentTool:
+    """A copy of ``tool`` whose ``path`` parameter must name an existing entry: those near ``cwd`` (two levels)
+    and any deeper one the ``prompt`` names. Tools without a path, or whose path may be new (``write``), are
+    returned as they are."""
     kind = _KINDS.get(tool.name)
     props = (tool.parameters or {}).get("properties") or {}
     if kind is None or "path" not in props:
         return tool
     dirs, files = list_entries(cwd)
+    named_dirs, named_files = mentioned_entries(prompt, cwd)
+    dirs += [d for d in named_dirs if d not in dirs]
+    files += [f for f in named_files if f not in files]
     choices = {"dirs": dirs, "files": files, "any": dirs + files}[kind]
     if not choices:
         return tool
