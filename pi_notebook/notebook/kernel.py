@@ -327,6 +327,9 @@ class NotebookSession:
         reserve, keep = self.config.reserve_tokens, self.config.keep_recent_tokens
         if reserve >= window:
             reserve, keep = window // 4, min(keep, window // 2)
+        elif keep >= window - reserve:
+            # e.g. 32k: keeping 20,000 tokens above a 16,384 threshold would compact again at every call
+            keep = (window - reserve) // 2
         settings = CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
         if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
             # Small models summarise without a model: their own summary would neither fit nor help.

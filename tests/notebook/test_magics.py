@@ -270,6 +270,15 @@ def test_compaction_settings_fit_a_small_context_window(shell):
     assert settings.reserve_tokens == 512 and settings.keep_recent_tokens == 1024  # not Pi's 16,384 / 20,000
 
 
+def test_what_compaction_keeps_fits_under_its_threshold_on_a_32k_window(shell):
+    shell.session.resolve_model = lambda spec: faux.model(context_window=32_768)
+    faux.set_responses(["short"])
+    shell.agent("hi")
+    settings = shell.session.compactor.settings
+    # Pi's 20,000 kept tokens would sit above the 16,384-token threshold: every call would compact again.
+    assert settings.reserve_tokens == 16_384 and settings.keep_recent_tokens == 8_192
+
+
 def test_messages_rebuilt_from_their_own_entries_map_back_to_them(shell):
     # Compaction records the first kept message by entry id; after a reload, custom messages are rebuilt objects.
     faux.set_responses(["ok"])
