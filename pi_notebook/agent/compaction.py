@@ -381,6 +381,7 @@ class Compactor:
         summary_model: Model | None = None,
         on_compaction: OnCompaction | None = None,
         digest: bool = False,
+        previous_details: dict[str, Any] | None = None,
         **stream_options: Any,
     ):
         self.model = model
@@ -394,7 +395,9 @@ class Compactor:
         self._summary: CompactionSummaryMessage | None = None
         self._first_kept: Any = None
         self._first_kept_json: dict[str, Any] | None = None
-        self._details: dict[str, Any] | None = None
+        # The file lists of the compaction a reloaded history starts with (Pi reads them back from the last
+        # compaction entry's details), merged into the next summary's lists.
+        self._details: dict[str, Any] | None = previous_details
         self._forced = False
 
     @property

@@ -223,6 +223,13 @@ class NotebookSession:
             )
         return self.file.append_message(message)
 
+    def _last_details(self) -> dict[str, Any] | None:
+        """The read/modified file lists of the last compaction on this branch (a restart must not lose them)."""
+        for entry in reversed(self.file.get_branch()):
+            if isinstance(entry, CompactionEntry):
+                return entry.details if isinstance(entry.details, dict) else None
+        return None
+
     def _on_oversized(self, item: Any) -> None:
         """Name a message the LLM gets only part of, once, with the fix (recorded after the run)."""
         model = self.agent.state.model
@@ -333,7 +340,9 @@ class NotebookSession:
         settings = CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
         if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
             # Small models summarise without a model: their own summary would neither fit nor help.
-            self.compactor = Compactor(model, settings, on_compaction=self._on_compaction, digest=small)
+            self.compactor = Compactor(
+                model, settings, on_compaction=self._on_compaction, digest=small, previous_details=self._last_details()
+            )
             # Before compaction, a message too large for the window is cut (and named once) for the LLM only.
             self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized, latest_only=small)
             self.agent.transform_context = self.fitter

@@ -355,3 +355,35 @@ def test_a_retried_identical_error_is_shown_once_and_counted(shell, capsys, monk
     shell.agent("again")
     out = capsys.readouterr().out
     assert "503 service unavailable (2×)" in out and out.count("503 service unavailable") == 1 and "recovered" in out
+
+
+def test_a_restart_keeps_the_file_lists_of_earlier_compactions(shell):
+    (shell.notebook.parent / "notes.txt").write_text("n\n")
+    shell.cell("%agent_config reserve_tokens=100 keep_recent_tokens=60")
+    first_call = [faux.message([faux.tool_call("read", {"path": "notes.txt"})], stop_reason="toolUse")]
+
+    def model(context):
+        if "context summarization assistant" in (context.system_prompt or ""):
+            return "## Goal\nSummary."
+        return first_call.pop() if first_call else "An answer. " * 20
+
+    faux.set_responses([model] * 30)
+    small = lambda spec: faux.model(context_window=400)  # noqa: E731
+    shell.session.resolve_model = small
+    shell.agent("Read notes.txt. " * 30, options="--tools read")
+    for topic in "AB":
+        shell.agent(f"Tell me about {topic}. " * 30, options="--tools read")
+
+    def compactions():
+        lines = [json.loads(line) for line in shell.session.file.path.read_text().splitlines()]
+        return [e for e in lines if e["type"] == "compaction"]
+
+    assert "notes.txt" in compactions()[-1]["details"]["readFiles"]
+    shell.ip.run_line_magic("unload_ext", "pi_notebook")
+    shell.ip.run_line_magic("load_ext", "pi_notebook")
+    shell.session.resolve_model = small
+    before = len(compactions())
+    for topic in "CD":
+        shell.agent(f"Tell me about {topic}. " * 30, options="--tools read")
+    assert len(compactions()) > before  # compacted again after the restart, without the read in its history
+    assert "notes.txt" in compactions()[-1]["details"]["readFiles"]
