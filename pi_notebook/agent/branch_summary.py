@@ -97,14 +97,16 @@ async def summarize_branch(
     *,
     reserve_tokens: int = 16384,
     custom_instructions: str | None = None,
+    previous_details: dict[str, Any] | None = None,
     **stream_options: Any,
 ) -> BranchSummary:
-    """Summarise abandoned AgentMessages (chronological) with ``model``, as Pi's ``generateBranchSummary``.
+    """Summarise abandoned AgentMessages (chronological) with ``model``, as Pi's ``generateBranchSummary``;
+    the file lists also take ``previous_details`` (those of summaries inside the branch).
 
     Raises :class:`BranchSummaryError` if the call fails or is aborted.
     """
     chosen = _within_budget(messages, (model.context_window or 128_000) - reserve_tokens)
-    read, modified = file_lists(messages)
+    read, modified = file_lists(messages, previous_details)
     if not chosen:
         return BranchSummary(NOTHING_TO_SUMMARIZE, read, modified)
     conversation = serialize_conversation(convert_to_llm(chosen))
@@ -123,9 +125,10 @@ async def summarize_branch(
     return BranchSummary(summary, read, modified)
 
 
-def describe_branch(messages: Sequence[Any]) -> BranchSummary:
-    """A summary written without a model: the prompts, shell commands, tool calls and answers, clipped."""
-    read, modified = file_lists(messages)
+def describe_branch(messages: Sequence[Any], previous_details: dict[str, Any] | None = None) -> BranchSummary:
+    """A summary written without a model: the prompts, shell commands, tool calls and answers, clipped. The file
+    lists also take ``previous_details`` (those of summaries inside the branch)."""
+    read, modified = file_lists(messages, previous_details)
     body = digest(messages) or NOTHING_TO_SUMMARIZE
     return BranchSummary(BRANCH_SUMMARY_PREAMBLE + body + format_file_operations(read, modified), read, modified)
 
@@ -150,6 +153,10 @@ def digest(messages: Sequence[Any]) -> str:
             answer = _text([b for b in data.get("content", []) if b.get("type") == "text"])
             if answer:
                 lines.append(f"- The assistant answered: {_clip(answer)}")
+        elif role == "custom":
+            lines.append(f"- A {data.get('customType')} message: {_clip(_text(data.get('content')))}")
+        elif role in ("branchSummary", "compactionSummary"):
+            lines.append(f"- An earlier summary: {_clip(data.get('summary', ''))}")
     return "\n".join(lines)
 
 

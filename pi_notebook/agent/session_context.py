@@ -153,6 +153,31 @@ def _emit(entry: Any, out: list[Any]) -> None:
         out.append(_dated(BranchSummaryMessage, summary, entry.timestamp))
 
 
+def entry_messages(entries: list[Any]) -> list[Any]:
+    """Every message a run of entries holds, in order, as Pi's branch summary collects them: ``message``,
+    ``custom_message``, ``branch_summary`` (non-empty) and ``compaction`` entries (as their summary message)."""
+    out: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, CompactionEntry):
+            summary = {"summary": entry.summary, "tokensBefore": entry.tokens_before}
+            out.append(_dated(CompactionSummaryMessage, summary, entry.timestamp))
+        else:
+            _emit(entry, out)
+    return out
+
+
+def nested_details(entries: list[Any]) -> dict[str, list[str]]:
+    """The read/modified file lists of the summaries among ``entries`` (``branch_summary`` and ``compaction``
+    details), merged: what a summary of those entries must still list."""
+    merged: dict[str, list[str]] = {"readFiles": [], "modifiedFiles": []}
+    for entry in entries:
+        details = getattr(entry, "details", None) if isinstance(entry, (CompactionEntry, BranchSummaryEntry)) else None
+        if isinstance(details, dict):
+            for key, files in merged.items():
+                files += [f for f in details.get(key) or [] if isinstance(f, str) and f not in files]
+    return merged
+
+
 def _dated(cls: Any, fields: dict[str, Any], iso: Any) -> Any:
     """A message built from an entry, its timestamp = ``Date.parse(entry.timestamp)`` (``null`` for NaN)."""
     ms = parse_iso_ms(iso)

@@ -14,11 +14,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent.branch_summary import BranchSummary, describe_branch
-from ..agent.session import CustomEntry, SessionFile, SessionMessageEntry
+from ..agent.session import CustomEntry, SessionFile
+from ..agent.session_context import entry_messages, nested_details
 
 CELL_ENTRY_TYPE = "pi_notebook.cell"
 
-Summarize = Callable[[Sequence[Any]], BranchSummary]
+Summarize = Callable[[Sequence[Any], dict[str, Any]], BranchSummary]
+"""``summarize(abandoned_messages, nested_details)``: the branch summary; ``nested_details`` are the merged file
+lists of summaries inside the abandoned branch."""
 
 
 class BranchPlanner:
@@ -49,8 +52,10 @@ class BranchPlanner:
         path = self.file.get_branch()
         if previous is not None and any(e.id == previous.id for e in path):
             cut = next(i for i, e in enumerate(path) if e.id == previous.id)
-            abandoned = [e.message for e in path[cut:] if isinstance(e, SessionMessageEntry)]
-            summary = (summarize or describe_branch)(abandoned)
+            # As Pi: every message the branch holds (custom messages and earlier summaries too), and the file
+            # lists of the summaries inside it.
+            abandoned, details = entry_messages(path[cut:]), nested_details(path[cut:])
+            summary = (summarize or describe_branch)(abandoned, details)
             self.file.branch_with_summary(previous.parent_id, summary.summary, details=summary.details)
             forked = True
         self.file.append_custom_entry(CELL_ENTRY_TYPE, {"cellId": cell_id})

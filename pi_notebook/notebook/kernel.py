@@ -368,16 +368,16 @@ class NotebookSession:
             return None
         summary_model = model if spec == "same" else get_model(spec)
 
-        def summarize(messages: Sequence[Any]) -> BranchSummary:
+        def summarize(messages: Sequence[Any], details: dict[str, Any]) -> BranchSummary:
             async def go(post: Any) -> BranchSummary:
-                return await summarize_branch(messages, summary_model)
+                return await summarize_branch(messages, summary_model, previous_details=details)
 
             try:
                 result, _ = run_blocking(go)
             except BranchSummaryError as e:
                 print(f"pi_notebook: {e}; the branch summary was written without a model")
                 result = None
-            return result or describe_branch(messages)
+            return result or describe_branch(messages, details)
 
         return summarize
 

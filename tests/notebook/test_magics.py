@@ -172,6 +172,22 @@ def test_rerunning_a_cell_branches_from_where_it_started(shell):
     assert len(tree.entries) > len(tree.get_branch())  # the old branch is still in the file
 
 
+def test_a_branch_summary_covers_custom_messages_and_the_files_of_summaries_inside_it(shell):
+    faux.set_responses(["Paris.", "Noted.", "Lyon!"])
+    shell.agent("Capital of France?", cell_id="cell-1")
+    shell.session.record(CustomMessage(custom_type="ticket", content="Ticket 7 reopened"))
+    shell.session.file.append_compaction("Earlier work.", None, 100, {"readFiles": ["old.py"], "modifiedFiles": []})
+    shell.agent("Anything else?", cell_id="cell-2")
+    shell.agent("Capital of France?", cell_id="cell-1")  # re-run: all of the above is abandoned
+    summary = shell.session.messages[0]
+    assert isinstance(summary, BranchSummaryMessage)
+    assert "A ticket message: Ticket 7 reopened" in summary.summary  # as Pi: custom messages are summarised too
+    assert "An earlier summary: Earlier work." in summary.summary
+    assert "<read-files>\nold.py\n</read-files>" in summary.summary  # the nested compaction's files are kept
+    entry = next(e for e in shell.session.file.entries if e.type == "branch_summary")
+    assert entry.details["readFiles"] == ["old.py"]
+
+
 def test_the_history_survives_reloading_the_extension(shell):
     faux.set_responses(["remembered"])
     shell.cell("%bash! echo private")
