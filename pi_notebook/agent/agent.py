@@ -191,12 +191,16 @@ class Agent:
         if not self.state.messages:
             raise ValueError("No messages to continue from")
         if getattr(self.state.messages[-1], "role", None) == "assistant":
-            queued = self._dequeue(self._steering, self.steering_mode) or self._dequeue(
-                self._follow_ups, self.follow_up_mode
-            )
+            steering = self._dequeue(self._steering, self.steering_mode)
+            queued = steering or self._dequeue(self._follow_ups, self.follow_up_mode)
             if not queued:
                 raise ValueError("Cannot continue from message role: assistant")
-            await self._run(lambda ctx, cfg, emit, sig: run_agent_loop(queued, ctx, cfg, emit, sig))
+            # As Pi: a run that starts from queued steering takes no more steering before its first call, so
+            # one-at-a-time steering sends one message per call.
+            skip = bool(steering)
+            await self._run(
+                lambda ctx, cfg, emit, sig: run_agent_loop(queued, ctx, cfg, emit, sig, skip_initial_steering_poll=skip)
+            )
             return
         await self._run(lambda ctx, cfg, emit, sig: run_agent_loop_continue(ctx, cfg, emit, sig))
 

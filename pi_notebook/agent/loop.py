@@ -494,11 +494,19 @@ def _with_note(result: AgentToolResult, note: str) -> AgentToolResult:
 
 
 async def run_agent_loop(
-    prompts: Sequence[Any], context: AgentContext, config: AgentLoopConfig, emit: Emit, signal: Any = None
+    prompts: Sequence[Any],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: Any = None,
+    *,
+    skip_initial_steering_poll: bool = False,
 ) -> list[Any]:
     """Add ``prompts`` to ``context`` and run until the agent stops; return the messages new in this run.
 
-    ``emit(event)`` (sync or async) receives every event. ``context.messages`` is updated in place.
+    ``emit(event)`` (sync or async) receives every event. ``context.messages`` is updated in place. With
+    ``skip_initial_steering_poll`` (the prompts are themselves queued steering), no more steering is taken
+    before the first call, as in Pi.
     """
     run = _Run(context, config, emit, signal)
     run.new_messages.extend(prompts)
@@ -507,7 +515,7 @@ async def run_agent_loop(
     await run.emit(TurnStartEvent())
     for prompt in prompts:
         await run.announce(prompt)
-    await run.run()
+    await run.run(skip_initial_steering_poll)
     return run.new_messages
 
 

@@ -263,6 +263,22 @@ def test_agent_refuses_a_second_prompt_while_running_and_continue_rules():
         run(Agent(faux.model()).continue_())
 
 
+def test_continue_from_queued_steering_sends_one_steer_per_call_one_at_a_time():
+    faux.set_responses(["first answer", "after steer one", "after steer two"])
+    agent, _ = recording_agent()
+    run(agent.prompt("hello"))
+    agent.steer(UserMessage(content="steer one", timestamp=1))
+    agent.steer(UserMessage(content="steer two", timestamp=2))
+    run(agent.continue_())
+
+    # As Pi: the run that starts from "steer one" takes no more steering before its first call
+    def text(m):
+        return m.content if isinstance(m.content, str) else m.content[0].text
+
+    users = [[text(m) for m in call.messages if m.role == "user"] for call in faux.calls[1:]]
+    assert users == [["hello", "steer one"], ["hello", "steer one", "steer two"]]
+
+
 def test_a_broken_listener_does_not_kill_the_run(caplog):
     faux.set_responses(["fine"])
     agent, _ = recording_agent()
