@@ -334,7 +334,8 @@ class _Run:
                 results.append(await self.finish(call, prepared, True))
             else:
                 tool, args = prepared
-                results.append(await self.finish(call, *await self.execute(reply, call, tool, args)))
+                outcome = await self.execute(call, tool, args)
+                results.append(await self.finish(call, *await self.after(reply, call, args, *outcome)))
             steering = await _poll(self.config.get_steering_messages)
             if steering:
                 results += await self.skip(calls[index + 1 :], announce_start=True)
@@ -356,10 +357,12 @@ class _Run:
                 results += await self.skip([c for c, _, _ in runnable], announce_start=False)
                 results += await self.skip(calls[index + 1 :], announce_start=True)
                 return results, steering
-        tasks = [asyncio.ensure_future(self.execute(reply, call, tool, args)) for call, tool, args in runnable]
+        tasks = [asyncio.ensure_future(self.execute(call, tool, args)) for call, tool, args in runnable]
         try:
-            for (call, _, _), task in zip(runnable, tasks, strict=True):
-                results.append(await self.finish(call, *await task))
+            # The tools run concurrently; their after_tool_call hooks run one by one in source order, each just
+            # before its tool_execution_end, as in Pi.
+            for (call, _, args), task in zip(runnable, tasks, strict=True):
+                results.append(await self.finish(call, *await self.after(reply, call, args, *await task)))
         finally:
             for task in tasks:
                 task.cancel()
@@ -393,15 +396,13 @@ class _Run:
             hook_context = ToolCallContext(reply, call, args, self.context)
             try:
                 verdict = await _maybe_await(self.config.before_tool_call(hook_context, self.signal))
-            except Exception as e:
-                return _error_result(f"before_tool_call failed: {e}")
+            except Exception as e:  # reported as its bare message, as in Pi
+                return _error_result(str(e) or type(e).__name__)
             if verdict is not None and verdict.block:
                 return _error_result(verdict.reason or BLOCKED_TEXT)
         return tool, args
 
-    async def execute(
-        self, reply: AssistantMessage, call: ToolCall, tool: AgentTool, args: dict[str, Any]
-    ) -> tuple[AgentToolResult, bool]:
+    async def execute(self, call: ToolCall, tool: AgentTool, args: dict[str, Any]) -> tuple[AgentToolResult, bool]:
         loop = asyncio.get_running_loop()
         updates: list[asyncio.Future[Any]] = []
 
@@ -423,6 +424,12 @@ class _Run:
         await asyncio.sleep(0)  # let updates scheduled from a worker thread land
         if updates:
             await asyncio.gather(*updates)
+        return result, is_error
+
+    async def after(
+        self, reply: AssistantMessage, call: ToolCall, args: dict[str, Any], result: AgentToolResult, is_error: bool
+    ) -> tuple[AgentToolResult, bool]:
+        """The ``after_tool_call`` hook, if any: it may replace the result's content, details or error flag."""
         if self.config.after_tool_call is not None:
             hook_context = ToolCallContext(reply, call, args, self.context, result, is_error)
             try:

@@ -178,6 +178,36 @@ def test_hooks_can_block_a_call_and_rewrite_a_result():
     assert [m.is_error for m in agent.messages if m.role == "toolResult"] == [True, False]
 
 
+def test_after_hooks_of_parallel_tools_run_in_source_order_each_before_its_end_event():
+    trace = []
+    calls = [faux.tool_call("echo", {"text": "slow"}, id="a"), faux.tool_call("echo", {"text": "fast"}, id="b")]
+    faux.set_responses([calls, "done"])
+    plain = echo_tool()
+
+    async def execute(call_id, params, signal, on_update):
+        await asyncio.sleep(0.2 if params["text"] == "slow" else 0.0)
+        return await plain.execute(call_id, params, signal, on_update)
+
+    def after(ctx, signal):
+        trace.append(("after", ctx.tool_call.id))
+
+    agent = Agent(faux.model(), tools=[make_tool("echo", execute, plain.parameters)], after_tool_call=after)
+    agent.subscribe(lambda e: trace.append(("end", e.tool_call_id)) if e.type == "tool_execution_end" else None)
+    run(agent.prompt("p"))
+    # "fast" finished first, but its hook waits for "slow"'s: one by one, in the order the model called them
+    assert trace == [("after", "a"), ("end", "a"), ("after", "b"), ("end", "b")]
+
+
+def test_a_failing_before_hook_is_reported_as_its_bare_message():
+    def before(ctx, signal):
+        raise RuntimeError("quota exhausted")
+
+    faux.set_responses([[faux.tool_call("echo", {"text": "x"})], "fine"])
+    agent, _ = recording_agent(tools=[echo_tool()], before_tool_call=before)
+    run(agent.prompt("p"))
+    assert tool_texts(agent.messages) == ["quota exhausted"]
+
+
 def test_steering_skips_the_remaining_tool_calls_and_is_sent_next():
     agent, _ = recording_agent(tool_execution="sequential")
 
