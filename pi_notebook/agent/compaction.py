@@ -415,15 +415,16 @@ class Compactor:
         recovery, a manual ``/compact``)."""
         self._forced = True
 
-    async def __call__(self, messages: Sequence[Any]) -> list[Any]:
-        """The context for the next LLM call (see the class docstring)."""
+    async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
+        """The context for the next LLM call (see the class docstring). ``signal`` aborts a summary call: the
+        compaction then fails and nothing of it is kept or recorded."""
         view = self._view(list(messages))
         # Usage reported before the last compaction measured the history before it was summarised.
         stale_until = view[0].timestamp if view and isinstance(view[0], CompactionSummaryMessage) else None
         tokens = _estimate(view, stale_until)
         if not self._forced and not should_compact(tokens, self.model.context_window, self.settings):
             return view
-        return await self._compact(view, tokens)
+        return await self._compact(view, tokens, signal)
 
     def _view(self, messages: list[Any]) -> list[Any]:
         if self._summary is None:
@@ -446,7 +447,7 @@ class Compactor:
                 return i
         return None
 
-    async def _compact(self, view: list[Any], tokens: int) -> list[Any]:
+    async def _compact(self, view: list[Any], tokens: int, signal: Any = None) -> list[Any]:
         start = 1 if view and isinstance(view[0], CompactionSummaryMessage) else 0
         history, prefix = _spans(view, start, find_cut_point(view, self.settings.keep_recent_tokens, start))
         if not history and not prefix:
@@ -455,9 +456,8 @@ class Compactor:
         if self.digest:
             result = compact_digest(view, self.settings, previous_details=self._details)
         else:
-            result = await compact(
-                view, self.summary_model, self.settings, previous_details=self._details, **self.stream_options
-            )
+            options = {**self.stream_options, **({"signal": signal} if signal is not None else {})}
+            result = await compact(view, self.summary_model, self.settings, previous_details=self._details, **options)
         result = dataclasses.replace(result, tokens_before=tokens)
         summary = CompactionSummaryMessage(summary=result.summary, tokens_before=result.tokens_before)
         first_kept = view[result.first_kept_index]

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..ai import Model, TextContent
 from .compaction import estimate_tokens
+from .convert import takes_signal
 from .messages import as_agent_message
 
 MESSAGE_SHARE = 0.2
@@ -137,7 +138,7 @@ class ContextFitter:
                 return original
         return message
 
-    async def __call__(self, messages: Sequence[Any]) -> list[Any]:
+    async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
         if self.latest_only:
             messages = latest_exchange(messages)
         fitted, oversized = fit_messages(messages, self.model.context_window or 128_000)
@@ -151,7 +152,7 @@ class ContextFitter:
             fitted[item.index] = self._copies[key][1]
         if self.then is None:
             return fitted
-        result = self.then(fitted)
+        result = self.then(fitted, signal) if signal is not None and takes_signal(self.then) else self.then(fitted)
         return list(await result if inspect.isawaitable(result) else result)
 
 

@@ -159,9 +159,9 @@ def _checked_list(stage: str, value: Any) -> list[Any]:
     return list(value)
 
 
-def _run_stage(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
+def _run_stage(stage: str, fn: Callable[..., Any], messages: list[Any], *extra: Any) -> Any:
     try:
-        return fn(messages)
+        return fn(messages, *extra)
     except Exception as e:
         raise ContextPipelineError(stage, f"{type(e).__name__}: {e}") from e
 
@@ -200,8 +200,18 @@ def _sync_stage(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
     return out
 
 
-async def _await_stage(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
-    out = _run_stage(stage, fn, messages)
+def takes_signal(fn: Callable[..., Any]) -> bool:
+    """True if ``fn`` accepts a second positional argument: Pi's ``transformContext(messages, signal)``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+async def _await_stage(stage: str, fn: Callable[..., Any], messages: list[Any], *extra: Any) -> Any:
+    out = _run_stage(stage, fn, messages, *extra)
     if inspect.isawaitable(out):
         try:
             out = await out
@@ -214,10 +224,15 @@ async def aprepare_llm_messages(
     messages: Iterable[Any],
     transform_context: TransformContext | None = None,
     convert: Convert = convert_to_llm,
+    *,
+    signal: Any = None,
 ) -> list[Any]:
-    """Async :func:`prepare_llm_messages`: either stage may be a coroutine function."""
+    """Async :func:`prepare_llm_messages`: either stage may be a coroutine function. A ``transform_context``
+    that takes a second argument gets ``signal`` (the run's abort signal), as Pi's does: a compaction it
+    starts can then be stopped."""
     staged = [as_agent_message(m) for m in messages]
     if transform_context is not None:
-        out = await _await_stage("transform_context", transform_context, staged)
+        extra = (signal,) if signal is not None and takes_signal(transform_context) else ()
+        out = await _await_stage("transform_context", transform_context, staged, *extra)
         staged = [as_agent_message(m) for m in _checked_list("transform_context", out)]
     return _check_llm(await _await_stage("convert_to_llm", convert, staged))

@@ -199,7 +199,7 @@ class _Run:
         config, model = self.config, self.config.model
         try:
             llm_messages = await aprepare_llm_messages(
-                self.context.messages, config.transform_context, config.convert_to_llm
+                self.context.messages, config.transform_context, config.convert_to_llm, signal=self.signal
             )
         except ContextPipelineError as e:
             return await self.failed_before_streaming(str(e))

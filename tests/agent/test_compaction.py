@@ -1,6 +1,7 @@
 """Compaction with Pi's rules, driven by the scripted faux provider: what the summariser and the model see."""
 
 import asyncio
+import time
 
 import pytest
 
@@ -434,3 +435,34 @@ def test_on_compaction_stores_a_compaction_entry_that_a_new_kernel_resumes_from(
     agent = Agent(model, messages=resumed, transform_context=Compactor(model, SETTINGS))
     run(agent.prompt("go on"))
     assert len(faux.calls) == 3 and prompt_text(faux.calls[2]) == wrapped("THE SUMMARY")
+
+
+def test_stopping_a_run_during_its_compaction_aborts_the_summary_and_records_nothing(monkeypatch):
+    # Pi passes the run's signal to transformContext: a compaction under way stops with the run.
+    monkeypatch.setattr(faux.provider, "tokens_per_second", 50)  # a slow summary, so the stop lands mid-call
+    recorded = []
+    model = faux.model(context_window=2_000)
+    compactor = Compactor(
+        model,
+        CompactionSettings(reserve_tokens=500, keep_recent_tokens=100),
+        on_compaction=lambda *a: recorded.append(a),
+    )
+    agent = Agent(model, transform_context=compactor)
+    history = [UserMessage(content="old question " * 200), faux.message([faux.text("old answer " * 200)])]
+    agent.replace_messages(history)
+    faux.set_responses(["## Goal\n" + "a long summary " * 200, "the answer"])
+
+    async def go():
+        run = asyncio.ensure_future(agent.prompt("new question"))
+        while not faux.calls:  # the summary call has started
+            await asyncio.sleep(0.01)
+        agent.abort()
+        await run
+
+    started = time.monotonic()
+    asyncio.run(go())
+    assert time.monotonic() - started < 5  # not the ~15 s the whole summary would stream
+    assert recorded == [] and compactor.summary_message is None  # nothing of the compaction is kept
+    last = agent.messages[-1]
+    assert last.role == "assistant" and last.stop_reason == "aborted"
+    assert len(faux.calls) == 1  # the run stopped: no reply was asked for

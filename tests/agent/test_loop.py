@@ -357,3 +357,16 @@ def test_errors_and_aborts_are_not_stops():
     agent, events = recording_agent(max_turns=1)
     run(agent.prompt("p"))
     assert events[-1].type == "agent_end" and events[-1].stop is None and agent.state.error == "boom"
+
+
+def test_transform_context_gets_the_runs_abort_signal_when_it_takes_one():
+    seen = []
+
+    def with_signal(messages, signal):  # Pi's transformContext(messages, signal)
+        seen.append(signal)
+        return messages
+
+    faux.set_responses(["ok", "ok"])
+    run(Agent(faux.model(), transform_context=with_signal).prompt("hi"))
+    assert len(seen) == 1 and seen[0] is not None and not seen[0].aborted
+    run(Agent(faux.model(), transform_context=lambda messages: messages).prompt("hi"))  # one argument: as before
