@@ -41,6 +41,8 @@ from .runner import run_blocking
 
 NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
+RUN_STOPPED = "pi_notebook.run_stopped"
+"""``customType`` of the notice recorded when the loop stopped a run before the model answered."""
 
 SMALL_MODEL_GUARD = LoopGuardSettings(min_repeats=3, min_repeated_chars=120)
 
@@ -52,10 +54,6 @@ class CompactionNotice:
 
     def __init__(self, message: Any):
         self.message = message
-
-
-RUN_STOPPED = "pi_notebook.run_stopped"
-"""``customType`` of the notice recorded when the loop stopped a run before the model answered."""
 
 
 def notebook_path(shell: Any) -> Path | None:
@@ -328,7 +326,7 @@ class NotebookSession:
             names = parse_tools(LOCAL_TOOLS)  # read-only unless asked: a small model must not write by mistake
         else:
             names = parse_tools(self.config.tools)
-        # Pi's defaults assume a 100k+ window; on a small model (the local one has 2,048 tokens) a reserve larger
+        # Pi's defaults assume a 100k+ window; on a small one (the local model has 8,192 tokens) a reserve larger
         # than the whole window would mean "compact before every call": then scale the settings to the window.
         window = model.context_window or 128_000
         reserve, keep = self.config.reserve_tokens, self.config.keep_recent_tokens

@@ -24,7 +24,7 @@ from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
-from .local_prompt import CALL_OPEN, LocalPrompt, build_prompt, chat_messages, parse_call, tool_mode
+from .local_prompt import CALL_OPEN, LocalPrompt, ReplyPlan, build_prompt, parse_call, plan_reply
 
 DEFAULT_LOCAL_ID = "smollm2-135m"
 INSTALL_HINT = "pip install 'pi_notebook[local]'"
@@ -79,12 +79,20 @@ MAX_TOOL_ROUNDS = 1
 def build_local_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """What the in-process model is given: the chat turns (before the GGUF's chat template renders them),
     whether a tool call is still allowed, the sampling settings and the output limit."""
+    return _request(model, _plan(context), options)
+
+
+def _plan(context: Context) -> ReplyPlan:
     tools = list(context.tools or [])
+    return plan_reply(context.system_prompt or "", list(context.messages), tools, max_tool_rounds=MAX_TOOL_ROUNDS)
+
+
+def _request(model: Model, plan: ReplyPlan, options: StreamOptions) -> dict[str, Any]:
     request: dict[str, Any] = {
         "model": model.id,
-        "messages": chat_messages(context.system_prompt or "", list(context.messages), tools),
+        "messages": plan.chat,
         "max_tokens": options.max_tokens or model.max_tokens,
-        "tool_call": tool_mode(list(context.messages), tools, MAX_TOOL_ROUNDS)[0],
+        "tool_call": plan.mode,
         **SAMPLING,
     }
     if options.temperature is not None:
@@ -97,10 +105,11 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     starts ``<tool_call>`` is held back and becomes a ToolCall block when it is complete."""
     path = str(resolve_gguf(model.id))
     llm, lock = await asyncio.to_thread(_load, path, model.context_window)
-    request = build_local_request(model, context, options)
+    plan = _plan(context)
+    request = _request(model, plan, options)
     if options.on_payload is not None:
         options.on_payload(request, model)
-    prompt = await asyncio.to_thread(_prompt_for, llm, model, context)
+    prompt = await asyncio.to_thread(_prompt_for, llm, context, plan)
     tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=True)
     room = model.context_window - len(tokens)
     if room < 16:
@@ -190,13 +199,10 @@ def warm_up() -> None:
     import llama_cpp.llama_grammar  # noqa: F401
 
 
-def _prompt_for(llm: Any, model: Model, context: Context) -> LocalPrompt:
+def _prompt_for(llm: Any, context: Context, plan: ReplyPlan) -> LocalPrompt:
     metadata = getattr(llm, "metadata", {}) or {}
     template = metadata.get("tokenizer.chat_template")
-    return build_prompt(
-        template, context.system_prompt or "", list(context.messages), list(context.tools or []),
-        max_tool_rounds=MAX_TOOL_ROUNDS,
-    )  # fmt: skip
+    return build_prompt(template, context.system_prompt or "", [], [], plan=plan)
 
 
 @lru_cache(maxsize=32)

@@ -319,6 +319,22 @@ def grammar(tools: list[Any], mode: str) -> str:
     return f'root ::= {choice}"{CALL_OPEN}" call "{CALL_CLOSE}"\n{answer}\n{rules}'
 
 
+@dataclass(frozen=True)
+class ReplyPlan:
+    """What the next reply may be, decided once per call: the chat turns, the mode and the callable tools."""
+
+    chat: list[dict[str, str]]
+    mode: str
+    tools: list[Any]
+    """The tools the grammar lets the model call in this mode (narrowed to what the request names)."""
+
+
+def plan_reply(system: str, messages: list[Any], tools: list[Any], *, max_tool_rounds: int = 1) -> ReplyPlan:
+    """The chat turns and what the reply may do (no template, no grammar: no llama.cpp needed)."""
+    mode, callable_tools = tool_mode(messages, tools, max_tool_rounds)
+    return ReplyPlan(chat_messages(system, messages, tools), mode, callable_tools)
+
+
 def build_prompt(
     template: str | None,
     system: str,
@@ -326,17 +342,17 @@ def build_prompt(
     tools: list[Any],
     *,
     max_tool_rounds: int = 1,
+    plan: ReplyPlan | None = None,
     bos: str = "",
     eos: str = "",
 ) -> LocalPrompt:
-    """The whole request for one reply."""
-    mode, callable_tools = tool_mode(messages, tools, max_tool_rounds)
-    chat = chat_messages(system, messages, tools)
+    """The whole request for one reply (from ``plan`` when the caller already made it)."""
+    plan = plan or plan_reply(system, messages, tools, max_tool_rounds=max_tool_rounds)
     return LocalPrompt(
-        text=render(template, chat, bos, eos),
-        grammar=grammar(callable_tools, mode),
+        text=render(template, plan.chat, bos, eos),
+        grammar=grammar(plan.tools, plan.mode),
         stop=stop_strings(template),
-        mode=mode,
+        mode=plan.mode,
     )
 
 
