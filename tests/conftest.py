@@ -2,7 +2,7 @@
 
 import pytest
 
-from pi_notebook.ai.providers import faux
+from pi_notebook.ai import faux
 
 
 @pytest.fixture

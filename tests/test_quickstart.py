@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from pi_notebook.agent.session import SessionFile
+from pi_notebook.coding_agent.session import SessionFile
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 """Layer 1: what an LLM API understands. Knows nothing of agents or Jupyter."""
 
-from ._base import PiModel, now_ms
+from ._base import Number, PiModel, now_ms
 from .abort import AbortController, AbortSignal
 from .keys import MissingApiKeyError
 from .models import (
@@ -50,6 +50,7 @@ __all__ = [
     "MissingApiKeyError",
     "Model",
     "ModelCost",
+    "Number",
     "PiModel",
     "RetrySettings",
     "StopReason",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agent.loop_guard import LoopGuardSettings, find_repeated_tail
+from ..agent_core.loop_guard import LoopGuardSettings, find_repeated_tail
 from ..ai import AssistantMessage, ToolCall
 from .tasks import DEMO_FILES, SCAFFOLDING, TASKS, Task, contains
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent import BashExecutionMessage
-from ..agent.tools import run_shell
+from ..coding_agent import BashExecutionMessage
+from ..coding_agent.tools import run_shell
 
 LIVE_TAIL_CHARS = 16_000
 LIVE_INTERVAL_SECONDS = 0.1

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..agent.branch_summary import BranchSummary, describe_branch
-from ..agent.session import CustomEntry, SessionFile
-from ..agent.session_context import entry_messages, nested_details
+from ..coding_agent.branch_summary import BranchSummary, describe_branch
+from ..coding_agent.session import CustomEntry, SessionFile
+from ..coding_agent.session_context import entry_messages, nested_details
 
 CELL_ENTRY_TYPE = "pi_notebook.cell"
 

@@ -9,7 +9,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from traitlets import TraitError
 
-from ..agent.session import EntryNotFoundError, SessionFile, SessionLockedError
+from ..coding_agent.session import EntryNotFoundError, SessionFile, SessionLockedError
 from .models_command import default_model_line
 
 SESSION_USAGE = "%agent_session [new | open PATH | list | branch ID | label ID TEXT]"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from traitlets import Bool, Int, Unicode, validate
 from traitlets.config import Configurable
 
-from ..agent.tools import TOOL_FACTORIES
+from ..coding_agent.tools import TOOL_FACTORIES
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_TOOLS = "read,bash,edit,write"  # Pi's default active tools

@@ -1,14 +1,14 @@
 """The inspector: every AgentMessage next to what the LLM actually gets, and the exact request bodies.
 
 :func:`inspect` traces the history through the agent's ``transform_context`` and ``convert_to_llm``
-(:func:`~pi_notebook.agent.trace.trace_boundary`) and builds, with :func:`~pi_notebook.ai.request.build_request`,
+(:func:`~pi_notebook.coding_agent.trace.trace_boundary`) and builds, with :func:`~pi_notebook.ai.request.build_request`,
 the body each provider would be sent: the session's model, plus an Anthropic and an OpenAI catalogue model
 for comparison. Like the transcript it is a thin view over JSON traits; its ``text/html`` fallback is a
 two-column table readable without the widget front end.
 
 Given a notebook session it refreshes whenever the session changes (after each magic, ``%bash`` included); given
 an Agent, after every agent run (``agent_end``).
-A :class:`~pi_notebook.agent.compaction.Compactor` is never run by the inspector (it could call a model and
+A :class:`~pi_notebook.coding_agent.compaction.Compactor` is never run by the inspector (it could call a model and
 write the session file): its current summary is applied as is, and a note says when the next call compacts.
 """
 
@@ -23,14 +23,13 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from ..agent import Agent, ContextPipelineError, convert_to_llm, to_pi_json
-from ..agent.compaction import Compactor, estimate_context_tokens, should_compact
-from ..agent.messages import as_agent_message
-from ..agent.session import SessionFile
-from ..agent.trace import BoundaryTrace, trace_boundary
+from ..agent_core import Agent, ContextPipelineError, as_agent_message, convert_to_llm, to_pi_json
 from ..ai import AssistantMessage, Context, Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
 from ..ai.request import build_request
+from ..coding_agent.compaction import Compactor, estimate_context_tokens, should_compact
+from ..coding_agent.session import SessionFile
+from ..coding_agent.trace import BoundaryTrace, trace_boundary
 from .config import parse_tools
 from .kernel import NotebookSession
 from .render import message_text
@@ -138,7 +137,7 @@ def _source_of(source: Any) -> _Source:
 
 
 def _default_tools(session: NotebookSession) -> list[Any]:
-    from ..agent.tools import TOOL_FACTORIES
+    from ..coding_agent.tools import TOOL_FACTORIES
 
     return [TOOL_FACTORIES[name](session.cwd) for name in parse_tools(session.config.tools)]
 
@@ -353,7 +352,7 @@ class InspectorWidget(anywidget.AnyWidget):
 
 def inspect(session_or_messages: Any, model: Model | str | None = None) -> InspectorWidget:
     """An inspector for a notebook session (e.g. ``pi_notebook.current_session()``), an Agent, a
-    :class:`~pi_notebook.agent.session.SessionFile` or a list of AgentMessages. ``model`` (a Model or
+    :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages. ``model`` (a Model or
     ``"provider/id"``) is the one shown first; default: the session's. A session or an Agent is followed:
     the inspector refreshes after each agent run."""
     widget = InspectorWidget(session_or_messages, model=model)

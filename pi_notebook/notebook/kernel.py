@@ -17,13 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agent import Agent, BashExecutionMessage, CustomMessage, convert_to_llm, prepare_llm_messages, to_pi_json
-from ..agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
-from ..agent.compaction import CompactionSettings, Compactor
-from ..agent.context_fit import ContextFitter
-from ..agent.loop_guard import LoopGuardSettings
-from ..agent.recovery import run_with_recovery
-from ..agent.session import (
+from ..agent_core import Agent, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent_core.loop_guard import LoopGuardSettings
+from ..ai import Model, default_model, get_model
+from ..coding_agent import BashExecutionMessage, CustomMessage
+from ..coding_agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
+from ..coding_agent.compaction import CompactionSettings, Compactor
+from ..coding_agent.context_fit import ContextFitter
+from ..coding_agent.recovery import run_with_recovery
+from ..coding_agent.session import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
@@ -31,9 +33,8 @@ from ..agent.session import (
     SessionLockedError,
     SessionMessageEntry,
 )
-from ..agent.tools import TOOL_FACTORIES
-from ..agent.tools.path_choices import with_path_choices
-from ..ai import Model, default_model, get_model
+from ..coding_agent.tools import TOOL_FACTORIES
+from ..coding_agent.tools.path_choices import with_path_choices
 from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
@@ -389,7 +390,7 @@ class NotebookSession:
         for knowing that the previous one was cut short (its history ends on tool results with no answer, or on a
         cut reply) and why — after a loop-guard stop, that it should not repeat the same call.
         """
-        from ..agent.events import MessageEndEvent
+        from ..agent_core.events import MessageEndEvent
 
         start = len(self.messages)
 

@@ -15,8 +15,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import clear_output, display
 
-from ..agent import BashExecutionMessage
 from ..ai import UnknownModelError
+from ..coding_agent import BashExecutionMessage
 from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
 from .models_command import models_command, print_model_note

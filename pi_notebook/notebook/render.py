@@ -20,10 +20,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..agent import BashExecutionMessage, OpaqueMessage, from_pi_json, to_pi_json, visibility
-from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from ..agent_core import OpaqueMessage, from_pi_json, to_pi_json, visibility
 from ..ai import AssistantMessage, ImageContent, TextContent, ThinkingContent
 from ..ai.types import ToolCall, ToolResultMessage, UserMessage
+from ..coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 
 __all__ = ["MessagesView", "message_markdown", "message_text", "messages_mimebundle"]
 

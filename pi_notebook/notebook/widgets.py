@@ -24,10 +24,9 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from ..agent import Agent, to_pi_json
-from ..agent import visibility as _visibility
-from ..agent.messages import as_agent_message
-from ..agent.session import SessionFile
+from ..agent_core import Agent, as_agent_message, to_pi_json
+from ..agent_core import visibility as _visibility
+from ..coding_agent.session import SessionFile
 from .kernel import NotebookSession
 from .render import message_text, messages_mimebundle
 
@@ -324,7 +323,7 @@ class TranscriptWidget(anywidget.AnyWidget):
 
 def messages_of(source: Any) -> list[Any]:
     """The AgentMessages of a :class:`~pi_notebook.notebook.kernel.NotebookSession`, an
-    :class:`~pi_notebook.agent.Agent`, a :class:`~pi_notebook.agent.session.SessionFile` (at its leaf), one
+    :class:`~pi_notebook.agent_core.Agent`, a :class:`~pi_notebook.coding_agent.session.SessionFile` (at its leaf), one
     message, or an iterable of messages (typed or Pi JSON)."""
     if isinstance(source, NotebookSession):
         return list(source.messages)
@@ -369,7 +368,7 @@ def collapse_repeated_errors(messages: list[Any]) -> list[Any]:
 
 def show(messages_or_session: Any, *, show_hidden: bool = False, title: str | None = None) -> TranscriptWidget:
     """A transcript of a list of AgentMessages (typed or Pi JSON), a notebook session, an Agent or a
-    :class:`~pi_notebook.agent.session.SessionFile`. Hidden messages (``display=False``) are collapsed
+    :class:`~pi_notebook.coding_agent.session.SessionFile`. Hidden messages (``display=False``) are collapsed
     unless ``show_hidden``; a retry that failed the same way again is shown once, counted."""
     return TranscriptWidget(
         collapse_repeated_errors(messages_of(messages_or_session)), title=title, show_hidden=show_hidden

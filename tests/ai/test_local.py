@@ -103,9 +103,9 @@ def test_the_openai_completions_provider_talks_to_a_real_llama_cpp_server(llama_
 
 def test_a_request_naming_a_folder_gets_a_call_on_it_then_an_answer_from_its_output(tmp_path):
     # Lives in the ai tests because it is about the local provider's tool calling; the agent drives it.
-    from pi_notebook.agent.agent import Agent
-    from pi_notebook.agent.tools import create_ls_tool
-    from pi_notebook.agent.tools.path_choices import with_path_choices
+    from pi_notebook.agent_core.agent import Agent
+    from pi_notebook.coding_agent.tools import create_ls_tool
+    from pi_notebook.coding_agent.tools.path_choices import with_path_choices
 
     (tmp_path / "shopping").mkdir()
     (tmp_path / "shopping" / "groceries.txt").write_text("Buy milk.\n")

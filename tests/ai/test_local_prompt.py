@@ -2,8 +2,6 @@
 
 import json
 
-from pi_notebook.agent.tools import create_bash_tool, create_ls_tool, create_read_tool
-from pi_notebook.agent.tools.path_choices import list_entries, with_path_choices
 from pi_notebook.ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_notebook.ai.providers.local_prompt import (
     CHATML_TEMPLATE,
@@ -14,6 +12,8 @@ from pi_notebook.ai.providers.local_prompt import (
     render,
     tool_mode,
 )
+from pi_notebook.coding_agent.tools import create_bash_tool, create_ls_tool, create_read_tool
+from pi_notebook.coding_agent.tools.path_choices import list_entries, with_path_choices
 
 
 def _reply(content, stop_reason="stop", **kw):
@@ -123,7 +123,7 @@ def _demo_again(tmp_path):
 
 
 def test_a_path_the_prompt_names_is_reachable_at_any_depth_but_not_outside(tmp_path):
-    from pi_notebook.agent.tools.path_choices import mentioned_entries
+    from pi_notebook.coding_agent.tools.path_choices import mentioned_entries
 
     deep = tmp_path / "src" / "app" / "conf"
     deep.mkdir(parents=True)

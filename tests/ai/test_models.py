@@ -363,7 +363,7 @@ def test_local_path_and_name():
 
 
 def test_faux():
-    from pi_notebook.ai.providers import faux
+    from pi_notebook.ai import faux
 
     assert get_model("faux/faux-1") == faux.model()
     assert get_model("faux") == faux.model()

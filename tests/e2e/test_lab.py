@@ -36,7 +36,7 @@ NOTEBOOKS = HERE.parent.parent / "notebooks"
 NOTEBOOK_WIDTH = 968
 PWN = "window.__pwned = (window.__pwned || 0) + 1"
 
-SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai.providers import faux"
+SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
 
 EVERY_ROLE = f'''
 from pi_notebook.ai import *

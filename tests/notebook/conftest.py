@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from pi_notebook.ai.providers import faux
+from pi_notebook.ai import faux
 
 
 class Shell:

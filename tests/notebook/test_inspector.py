@@ -8,13 +8,12 @@ import json
 import pytest
 
 from pi_notebook.agent import Agent, BashExecutionMessage, CustomMessage, prepare_llm_messages, to_pi_json
-from pi_notebook.agent.compaction import CompactionSettings, Compactor
-from pi_notebook.agent.tools import TOOL_FACTORIES
-from pi_notebook.agent.trace import trace_boundary
-from pi_notebook.ai import Context, TextContent, Usage, UserMessage, get_model
+from pi_notebook.ai import Context, TextContent, Usage, UserMessage, faux, get_model
 from pi_notebook.ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
-from pi_notebook.ai.providers import faux
 from pi_notebook.ai.request import build_request
+from pi_notebook.coding_agent.compaction import CompactionSettings, Compactor
+from pi_notebook.coding_agent.tools import TOOL_FACTORIES
+from pi_notebook.coding_agent.trace import trace_boundary
 from pi_notebook.notebook.config import DEFAULT_SYSTEM_PROMPT
 from pi_notebook.notebook.inspector import InspectorWidget, inspect
 
@@ -167,7 +166,7 @@ def test_refreshes_after_each_magic_in_a_notebook(shell):
 
 
 def test_a_session_file_and_pi_json_work_too(tmp_path):
-    from pi_notebook.agent.session import SessionFile
+    from pi_notebook.coding_agent.session import SessionFile
 
     file = SessionFile.create(tmp_path / "s.jsonl", cwd=str(tmp_path))
     for m in sample()[:3]:

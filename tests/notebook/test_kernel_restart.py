@@ -8,7 +8,7 @@ import queue
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-SETUP = "%load_ext pi_notebook\nfrom pi_notebook.ai.providers import faux"
+SETUP = "%load_ext pi_notebook\nfrom pi_notebook.ai import faux"
 ROLES = "import pi_notebook, json\nprint(json.dumps([m.role for m in pi_notebook.current_session().messages]))"
 
 

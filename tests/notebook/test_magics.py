@@ -7,8 +7,8 @@ import threading
 from IPython.core.error import UsageError
 
 from pi_notebook.agent import BashExecutionMessage, BranchSummaryMessage, CustomMessage, to_pi_json
-from pi_notebook.agent.session import SessionFile
-from pi_notebook.ai.providers import faux
+from pi_notebook.ai import faux
+from pi_notebook.coding_agent.session import SessionFile
 
 
 def llm_texts(context):
@@ -357,7 +357,7 @@ def test_the_loop_guard_stops_a_repeating_model_with_one_notice(shell, capsys):
 
 
 def test_a_retried_identical_error_is_shown_once_and_counted(shell, capsys, monkeypatch):
-    import pi_notebook.agent.recovery as recovery
+    import pi_notebook.coding_agent.recovery as recovery
 
     monkeypatch.setattr(recovery, "retry_delay_ms", lambda attempt, settings: 0)
     failure = faux.message([], stop_reason="error", error_message="503 service unavailable")

@@ -2,7 +2,7 @@
 %%agent fail with the same overflow, also after a restart)."""
 
 import pi_notebook
-from pi_notebook.ai.providers import faux
+from pi_notebook.ai import faux
 from pi_notebook.notebook.kernel import NOTICE
 
 WINDOW = 4096

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from pi_notebook.agent import Agent, BashExecutionMessage, CustomMessage, to_pi_json
-from pi_notebook.agent.session import SessionFile
-from pi_notebook.ai import TextContent, UserMessage
-from pi_notebook.ai.providers import faux
+from pi_notebook.ai import TextContent, UserMessage, faux
+from pi_notebook.coding_agent.session import SessionFile
 from pi_notebook.notebook import widgets
 from pi_notebook.notebook.render import messages_mimebundle
 from pi_notebook.notebook.widgets import TranscriptWidget, register_renderer, show

@@ -37,7 +37,7 @@ from ..models import calculate_cost
 from ..options import StreamOptions
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall
-from .anthropic_convert import _supports_adaptive_thinking, build_anthropic_request
+from .anthropic_convert import build_anthropic_request, supports_adaptive_thinking
 
 __all__ = [
     "CLAUDE_CODE_VERSION",
@@ -97,7 +97,7 @@ def client_headers(model: Model, options: StreamOptions, oauth: bool) -> dict[st
     must also look like Claude Code. Then ``model.headers``, then ``options.headers``.
     """
     betas = [_FINE_GRAINED_TOOL_STREAMING]
-    if _extra(options, "interleaved_thinking", True) and not _supports_adaptive_thinking(model.id):
+    if _extra(options, "interleaved_thinking", True) and not supports_adaptive_thinking(model.id):
         betas.append(_INTERLEAVED_THINKING)
     if oauth:
         headers = {

@@ -141,7 +141,7 @@ def build_anthropic_request(
     if ctx.tools is not None:
         params["tools"] = [_convert_tool(tool, oauth) for tool in ctx.tools]
     if plan.thinking and target.reasoning:
-        if _supports_adaptive_thinking(target.id):
+        if supports_adaptive_thinking(target.id):
             params["thinking"] = {"type": "adaptive"}
             if plan.effort:
                 params["output_config"] = {"effort": plan.effort}
@@ -162,7 +162,7 @@ def _plan(model: Model, opts: StreamOptions) -> _Plan:
     max_tokens = opts.max_tokens or min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
     if not opts.reasoning:
         return _Plan(max_tokens)
-    if _supports_adaptive_thinking(model.id):
+    if supports_adaptive_thinking(model.id):
         return _Plan(max_tokens, thinking=True, effort=_effort(opts.reasoning, model.id))
     # Budget-based thinking counts against max_tokens, so the budget is added on top (up to the model's
     # limit); if that leaves no room for an answer, the budget shrinks to keep 1024 tokens of output.
@@ -174,7 +174,7 @@ def _plan(model: Model, opts: StreamOptions) -> _Plan:
     return _Plan(max_tokens, thinking=True, budget=budget)
 
 
-def _supports_adaptive_thinking(model_id: str) -> bool:
+def supports_adaptive_thinking(model_id: str) -> bool:
     """Opus 4.6 and Sonnet 4.6 (with or without a date suffix) think adaptively, with an effort level."""
     return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"))
 

@@ -1,0 +1,191 @@
+"""The core's messages: AgentMessage = Message + every role an app registers.
+
+The LLM only understands ``user``, ``assistant`` and ``toolResult``. An agent and its UI need more: a shell
+command the user ran, a summary of compacted history, an extension's note. Each such role is a pydantic model
+tagged by a literal ``role`` and registered with :func:`register_message_type`, together with the converter
+that says what the LLM sees of it. The core registers only ``user``, ``assistant`` and ``toolResult``; the
+coding agent's four roles register from :mod:`pi_notebook.coding_agent.messages` through the same public call.
+
+A message whose role nobody registered still loads: it becomes an :class:`OpaqueMessage` that keeps its raw
+JSON (it round-trips unchanged), is never sent to the LLM, and says why it is opaque.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from ..ai import AssistantMessage, PiModel, ToolResultMessage, UserMessage
+
+LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
+ToLlm = Callable[[Any], "LlmMessage | Sequence[LlmMessage] | None"]
+
+
+class MessageTypeError(ValueError):
+    """A message class cannot be registered (no literal ``role``, or the role is taken by another class)."""
+
+
+class MessageValidationError(ValueError):
+    """A message of a registered role does not match its model."""
+
+    def __init__(self, role: str, error: ValidationError | str):
+        self.role = role
+        self.error = error
+        super().__init__(f"invalid {role!r} message: {error}")
+
+
+class OpaqueMessage(BaseModel):
+    """A message this kernel cannot type: its role is not registered, or it does not match its model.
+
+    It keeps the raw JSON untouched, so saving it again loses nothing; it is never sent to the LLM.
+    """
+
+    raw: dict[str, Any]
+    """The message exactly as read."""
+    reason: str
+    """Why it is opaque (unknown role, or the validation error)."""
+
+    @property
+    def role(self) -> Any:
+        """The raw ``role`` value (may be missing or not a string)."""
+        return self.raw.get("role")
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """The raw JSON, unchanged (a copy)."""
+        return copy.deepcopy(self.raw)
+
+
+AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | PiModel | OpaqueMessage
+"""For type hints: an LLM Message, a message of a role an app registered (a :class:`PiModel` with a literal
+``role``), or an :class:`OpaqueMessage`. The core registers only the three LLM roles; an app adds its own
+through :func:`register_message_type` (the coding agent's four live in :mod:`pi_notebook.coding_agent`), and
+:func:`registered_message_types` lists what is registered now."""
+
+
+# --- the registry --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageType:
+    """A registered role: its model class and what the LLM sees of it."""
+
+    role: str
+    model: type[PiModel]
+    to_llm: ToLlm | None
+    """Converter to LLM messages; ``None`` means the role never reaches the LLM."""
+
+
+_lock = threading.Lock()
+_registry: dict[str, MessageType] = {}
+_parser: TypeAdapter[Any] | None = None
+
+
+def _role_of(model_cls: type) -> str:
+    if not (isinstance(model_cls, type) and issubclass(model_cls, PiModel)):
+        raise MessageTypeError(f"{model_cls!r} is not a PiModel subclass")
+    field = model_cls.model_fields.get("role")
+    args = get_args(field.annotation) if field is not None and get_origin(field.annotation) is Literal else ()
+    if len(args) != 1 or not isinstance(args[0], str) or field.default != args[0]:
+        raise MessageTypeError(
+            f"{model_cls.__name__} needs a field like `role: Literal['myRole'] = 'myRole'` to be registered"
+        )
+    return args[0]
+
+
+def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = None, replace: bool = False):
+    """Register an AgentMessage role.
+
+    ``model_cls`` is a :class:`~pi_notebook.ai.PiModel` subclass with ``role: Literal["x"] = "x"``.
+    ``to_llm(message)`` returns a Message, a list of Messages, or ``None`` to keep it from the LLM; without
+    it the role is UI-only. Registering the same role again with another class raises
+    :class:`MessageTypeError` unless ``replace=True`` (handy when a notebook cell that defines the class runs
+    again). Returns ``model_cls`` so it can be used as a decorator factory's result.
+    """
+    global _parser
+    role = _role_of(model_cls)
+    with _lock:
+        existing = _registry.get(role)
+        if existing is not None and existing.model is not model_cls and not replace:
+            raise MessageTypeError(
+                f"role {role!r} is already registered to {existing.model.__qualname__}; "
+                f"pass replace=True to register {model_cls.__qualname__} instead"
+            )
+        _registry[role] = MessageType(role, model_cls, to_llm)
+        _parser = None  # rebuilt on next use, with every registered class
+    return model_cls
+
+
+def message_type(role: str) -> MessageType | None:
+    """The registration for ``role``, or ``None``."""
+    return _registry.get(role)
+
+
+def registered_message_types() -> tuple[MessageType, ...]:
+    """Every registered role, in registration order."""
+    return tuple(_registry.values())
+
+
+def _unchanged(message: Any) -> Any:
+    return message
+
+
+# The three roles every LLM API understands pass through unchanged, through the same public call apps use.
+for _cls in (UserMessage, AssistantMessage, ToolResultMessage):
+    register_message_type(_cls, to_llm=_unchanged)
+
+
+def _get_parser() -> TypeAdapter[Any]:
+    global _parser
+    with _lock:
+        if _parser is None:
+            classes = tuple(t.model for t in _registry.values())
+            union = Union[classes] if len(classes) > 1 else classes[0]  # noqa: UP007 - built at run time
+            _parser = TypeAdapter(Annotated[union, Field(discriminator="role")])
+        return _parser
+
+
+def from_pi_json(data: dict[str, Any], *, lenient: bool = True) -> Any:
+    """Pi's JSON → a typed AgentMessage.
+
+    An unregistered role gives an :class:`OpaqueMessage`. A registered role that does not validate gives an
+    :class:`OpaqueMessage` too when ``lenient`` (the default, so a load never loses data), else raises
+    :class:`MessageValidationError`.
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"a message must be a JSON object, got {type(data).__name__}")
+    role = data.get("role")
+    if not isinstance(role, str) or role not in _registry:
+        return OpaqueMessage(raw=data, reason=f"unknown role {role!r}")
+    try:
+        return _get_parser().validate_python(data)
+    except ValidationError as e:
+        if not lenient:
+            raise MessageValidationError(role, e) from e
+        return OpaqueMessage(raw=data, reason=f"invalid {role!r} message: {e}")
+
+
+def to_pi_json(message: Any) -> dict[str, Any]:
+    """A typed AgentMessage → Pi's JSON (camelCase; ``None`` keys omitted). Dicts pass through as copies."""
+    if isinstance(message, dict):
+        return copy.deepcopy(message)
+    dump = getattr(message, "to_pi_json", None)
+    if dump is None:
+        raise TypeError(f"not an AgentMessage: {type(message).__name__}")
+    return dump()
+
+
+def opaque_messages(messages: Sequence[Any]) -> list[tuple[int, OpaqueMessage]]:
+    """The messages this kernel could not type, with their positions: ask this to learn what a history holds
+    that will never reach the LLM because its role is unknown or invalid (``message.reason`` says which)."""
+    typed = (as_agent_message(m) for m in messages)
+    return [(i, m) for i, m in enumerate(typed) if isinstance(m, OpaqueMessage)]
+
+
+def as_agent_message(message: Any) -> Any:
+    """Accept a typed message or Pi JSON; return the typed message."""
+    return from_pi_json(message) if isinstance(message, dict) else message

@@ -1,0 +1,39 @@
+"""Layer 3, the coding agent (Pi's ``packages/coding-agent``): an app built on the core.
+
+It declares four roles (``bashExecution``, ``custom``, ``branchSummary``, ``compactionSummary``) through the
+core's public :func:`~pi_notebook.agent_core.register_message_type`, with Pi's texts for what the LLM reads of
+each; and it owns what a coding agent needs around the loop: the boundary trace, session files, compaction,
+branch summaries, overflow recovery, the built-in tools and the shell executor. Imports
+:mod:`pi_notebook.agent_core` and :mod:`pi_notebook.ai`, never the notebook.
+"""
+
+from .messages import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CodingAgentMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    bash_execution_to_text,
+)
+from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "BashExecutionMessage",
+    "BoundaryTrace",
+    "BranchSummaryMessage",
+    "CodingAgentMessage",
+    "CompactionSummaryMessage",
+    "CustomMessage",
+    "TraceRow",
+    "atrace_boundary",
+    "bash_execution_to_text",
+    "trace_boundary",
+]

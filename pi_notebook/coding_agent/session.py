@@ -1,0 +1,575 @@
+"""Pi JSONL v3 session files: loading, the entry tree, branches, appends and ``build_session_context``.
+
+A session file is one JSON object per line: a ``session`` header, then entries forming a tree through
+``parentId``. The *leaf* is where the next append goes; the LLM context is the path root → leaf with
+compactions and branch summaries applied. Loading follows Pi's ``SessionManager``; files written here open in
+Pi. Where Pi loses data or hangs, this module does better, on purpose:
+
+* :meth:`SessionFile.create` writes the header at once (Pi waits for the first assistant message): a notebook
+  records ``%bash`` before any assistant message and must survive a restart;
+* opening never writes: migrations happen in memory (:meth:`SessionFile.write_migrated` writes a copy when
+  asked); a file without a valid header opens empty with a warning, and appends to it are refused;
+* JSON lines that are not entry objects and ``message`` entries without a message are skipped with a warning;
+  ``parentId`` cycles are reported and walks stop at them; a cut last line gets a newline before our first;
+* a second writer is refused (:class:`SessionLockedError`); appending to a v1 file (no stable ids) is refused.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import time
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pydantic import ValidationError
+
+from ..agent_core import as_agent_message
+from .session_context import DEFAULT_LEAF, DefaultLeaf, context_at, gc_paused, path_to_leaf
+from .session_context import SessionContext as SessionContext
+from .session_context import build_session_context as build_session_context
+from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
+from .session_entries import (
+    ENTRY_TYPES,
+    js_trim,
+    migrate_values,
+    new_entry_id,
+    not_an_entry,
+    parse_entry,
+    parse_iso_ms,
+    read_json_lines,
+)
+from .session_entries import BranchSummaryEntry as BranchSummaryEntry
+from .session_entries import CompactionEntry as CompactionEntry
+from .session_entries import CustomEntry as CustomEntry
+from .session_entries import CustomMessageEntry as CustomMessageEntry
+from .session_entries import LabelEntry as LabelEntry
+from .session_entries import ModelChangeEntry as ModelChangeEntry
+from .session_entries import SessionEntry as SessionEntry
+from .session_entries import SessionHeader as SessionHeader
+from .session_entries import SessionInfoEntry as SessionInfoEntry
+from .session_entries import SessionMessageEntry as SessionMessageEntry
+from .session_entries import SessionWarning as SessionWarning
+from .session_entries import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
+from .session_entries import UnknownEntry as UnknownEntry
+
+try:
+    import fcntl
+except ImportError:  # Windows: no writer lock (msvcrt's byte-range locks would also block readers)
+    fcntl = None  # type: ignore[assignment]
+
+
+class SessionError(Exception):
+    """Base of the errors raised for misuse of a session file."""
+
+
+class SessionLockedError(SessionError):
+    """The file is already open for writing, by this process or another one."""
+
+
+class SessionReadOnlyError(SessionError):
+    """The session was opened with ``readonly=True``; it cannot be appended to."""
+
+
+class SessionClosedError(SessionError, ValueError):
+    """The session file was closed."""
+
+
+class InvalidSessionError(SessionError):
+    """Appending is refused: the file has no valid session header, or is a v1 file without stable ids."""
+
+
+class EntryNotFoundError(SessionError, KeyError):
+    """No entry has this id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass
+class SessionTreeNode:
+    """One entry in :meth:`SessionFile.get_tree`."""
+
+    entry: SessionEntry
+    """The entry."""
+    children: list[SessionTreeNode] = field(default_factory=list)
+    """Child nodes, oldest timestamp first."""
+    label: str | None = None
+    """The entry's current label, if any."""
+
+
+# --- writing like Pi ----------------------------------------------------------------------------------
+
+
+def iso_now() -> str:
+    """The current UTC time like JS ``new Date().toISOString()``: ``2024-12-03T14:00:00.000Z``."""
+    ms = time.time_ns() // 1_000_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps_line(obj: Any) -> str:
+    """One compact JSON line as JS ``JSON.stringify`` writes it, safe to encode as UTF-8.
+
+    Raw non-ASCII (U+2028 included) is kept; a lone surrogate is written as a ``\\udXXX`` escape (as JS
+    does since ES2019; raw, it could not be encoded). NaN and infinities raise ``ValueError``.
+    """
+    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if _SURROGATE.search(line):
+        line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+    return line
+
+
+# --- the writer lock -----------------------------------------------------------------------------------
+
+
+def _open_append(path: Path, *, create: bool) -> BinaryIO:
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0) | (os.O_CREAT if create else 0)
+    return os.fdopen(os.open(path, flags, 0o644), "ab")
+
+
+def _lock(fh: BinaryIO, path: Path) -> str | None:
+    """Take the exclusive writer lock (released when ``fh`` closes); a warning if it cannot be taken."""
+    if fcntl is None:
+        return None
+    try:
+        # flock locks the open file description: a second open() in this process conflicts too.
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+            raise SessionLockedError(
+                f"{path} is already open for writing (in this or another process); close that session "
+                "first, or open this one with readonly=True"
+            ) from e
+        return f"could not lock the file ({e.strerror}); a second writer would not be detected"
+    return None
+
+
+# --- the file ------------------------------------------------------------------------------------------
+
+
+class SessionFile:
+    """A Pi session file: its entries, the tree they form, the leaf, and appends that go straight to disk.
+
+    Get one with :meth:`create` or :meth:`open`; :meth:`close` it (or use ``with``) to release the lock.
+    """
+
+    def __init__(self, path: Path, fh: BinaryIO | None, *, readonly: bool) -> None:
+        """Internal: use :meth:`create` or :meth:`open`."""
+        self._path, self._fh, self._readonly, self._closed = path, fh, readonly, False
+        self._header: SessionHeader | None = None
+        self._file_version: int | float | None = None
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[str, SessionEntry] = {}
+        self._labels: dict[str, str] = {}
+        self._line_of: dict[int, int] = {}
+        self._leaf_id: str | None = None
+        self._needs_newline = False
+        self.warnings: list[str] = []
+        """What was skipped or odd while loading, one short line each, with its line number."""
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        parent_session: str | None = None,
+    ) -> SessionFile:
+        """Start a session file at ``path`` (default ``cwd``: the current directory); write the header now.
+
+        ``FileExistsError`` if ``path`` has content; :class:`SessionLockedError` if another writer has it.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = _open_append(path, create=True)
+        try:
+            problem = _lock(fh, path)
+            if os.fstat(fh.fileno()).st_size:
+                raise FileExistsError(errno.EEXIST, "file has content; use SessionFile.open", str(path))
+            self = cls(path, fh, readonly=False)
+            header = {"type": "session", "version": CURRENT_SESSION_VERSION, "id": str(uuid.uuid4())}
+            header.update(timestamp=iso_now(), cwd=os.fspath(cwd) if cwd is not None else os.getcwd())
+            if parent_session is not None:
+                header["parentSession"] = parent_session
+            self._header, self._file_version = SessionHeader.model_validate(header), CURRENT_SESSION_VERSION
+            fh.write((dumps_line(self._header.to_pi_json()) + "\n").encode("utf-8"))
+            fh.flush()
+        except BaseException:
+            fh.close()
+            raise
+        if problem:
+            self._warn(problem)
+        return self
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> SessionFile:
+        """Load a session file as Pi does, without ever writing to it.
+
+        Unless ``readonly``, take the writer lock (:class:`SessionLockedError` if taken). Bad content never
+        raises: it is skipped and listed in :attr:`warnings`. A missing file raises ``FileNotFoundError``.
+        """
+        path = Path(path)
+        fh = None if readonly else _open_append(path, create=False)
+        try:
+            problem = _lock(fh, path) if fh is not None else None
+            data = path.read_bytes()
+        except BaseException:
+            if fh is not None:
+                fh.close()
+            raise
+        self = cls(path, fh, readonly=readonly)
+        if problem:
+            self._warn(problem)
+        self._needs_newline = bool(data) and not data.endswith(b"\n")
+        with gc_paused():
+            self._load(data)
+        return self
+
+    def _load(self, data: bytes) -> None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self._warn(f"byte {e.start}: not valid UTF-8; bad bytes read as U+FFFD (as Pi does)")
+            text = data.decode("utf-8", errors="replace")
+        parsed, notes = read_json_lines(text)
+        try:
+            self._load_entries(parsed, notes)
+        finally:  # report in line order
+            for line, note in sorted(notes, key=lambda n: n[0]):
+                self._warn(f"line {line}: {note}")
+        self._check_parents()
+
+    def _load_entries(self, parsed: list[tuple[int, Any]], notes: list[tuple[int, str]]) -> None:
+        line, header = parsed[0] if parsed else (1, None)
+        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
+            what = "not a session header" if parsed else "the file is empty"
+            notes.append((line, f"{what}: read as empty (Pi would overwrite the file); appends refused"))
+            return
+        version = header.get("version")
+        if version is None:
+            version = 1  # v1 headers have no version
+        elif isinstance(version, bool) or not isinstance(version, int | float):
+            notes.append((line, f"header version {version!r} is not a number; read as 3"))
+            version = CURRENT_SESSION_VERSION
+        elif version > CURRENT_SESSION_VERSION:
+            notes.append((line, f"version {version} is newer than 3; unknown entry types are kept as is"))
+        migrate_values([value for _, value in parsed], version)
+        try:
+            self._header = SessionHeader.model_validate(header)
+        except ValidationError as e:
+            notes.append((line, f"{e.error_count()} invalid header field(s); only the id is kept"))
+            self._header = SessionHeader(id=header["id"])
+        if version < CURRENT_SESSION_VERSION:  # migrated in memory only
+            self._header = self._header.model_copy(update={"version": CURRENT_SESSION_VERSION})
+        self._file_version = version
+        for line, value in parsed[1:]:
+            problem = not_an_entry(value)
+            if problem is None:
+                entry, problem = parse_entry(value)
+                if entry.id in self._by_id:
+                    notes.append((line, f"duplicate id {entry.id!r}; lookups find this later entry"))
+                self._register(entry)
+                self._line_of[id(entry)] = line
+            if problem is not None:
+                notes.append((line, problem))
+
+    def _check_parents(self) -> None:
+        """Warn about missing parents and ``parentId`` cycles (walks stop at cycles instead of looping)."""
+        done: set[int] = set()
+        for entry in self._entries:
+            parent_id = entry.parent_id
+            if isinstance(parent_id, str) and parent_id and parent_id not in self._by_id:
+                self._warn(f"line {self._line_of[id(entry)]}: parent {parent_id!r} is missing: a root here")
+            chain: list[Any] = []
+            current: Any = entry
+            while current is not None and id(current) not in done:
+                done.add(id(current))
+                chain.append(current)
+                current = self._parent(current)
+            if current is not None and any(current is e for e in chain):
+                cycle = chain[next(i for i, e in enumerate(chain) if e is current) :]
+                where = f"line {self._line_of[id(cycle[0])]}"
+                if len(cycle) == 1:
+                    self._warn(f"{where}: entry {current.id!r} is its own parent; walks stop there")
+                else:
+                    ids = " -> ".join(repr(e.id) for e in [*cycle, cycle[0]])
+                    self._warn(f"{where}: parentId cycle {ids}; walks stop where it closes")
+
+    def _parent(self, entry: Any) -> Any:
+        parent_id = entry.parent_id
+        return self._by_id.get(parent_id) if isinstance(parent_id, str) and parent_id else None
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        warnings.warn(f"{self._path}: {message}", SessionWarning, stacklevel=4)
+
+    def _register(self, entry: SessionEntry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._leaf_id = entry.id
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self._labels[entry.target_id] = entry.label
+            else:
+                self._labels.pop(entry.target_id, None)
+
+    def close(self) -> None:
+        """Release the writer lock and close the file; appends then raise :class:`SessionClosedError`."""
+        self._closed = True
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            fh.close()  # releases the lock
+
+    def __enter__(self) -> SessionFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_fh", None) is not None:
+            self.close()
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The session file."""
+        return self._path
+
+    @property
+    def header(self) -> SessionHeader | None:
+        """The header (``version`` migrated to 3 in memory), or ``None`` when the file has no valid header."""
+        return self._header
+
+    @property
+    def file_version(self) -> int | float | None:
+        """The format version as found in the file (1 when the header has none)."""
+        return self._file_version
+
+    @property
+    def session_id(self) -> str | None:
+        """The session's UUID, from the header."""
+        return self._header.id if self._header else None
+
+    @property
+    def cwd(self) -> str | None:
+        """The working directory recorded in the header."""
+        return self._header.cwd if self._header else None
+
+    @property
+    def entries(self) -> list[SessionEntry]:
+        """All entries in file order, header excluded (a new list)."""
+        return list(self._entries)
+
+    @property
+    def leaf_id(self) -> str | None:
+        """Where the next append goes: the last entry after loading, then each new entry; ``None``: a root."""
+        return self._leaf_id
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        """The entry with this id, or ``None`` (with duplicate ids, the later one)."""
+        return self._by_id.get(entry_id)
+
+    def get_label(self, entry_id: str) -> str | None:
+        """The entry's label: the latest label entry for it wins; an empty or absent label clears it."""
+        return self._labels.get(entry_id)
+
+    @property
+    def session_name(self) -> str | None:
+        """The name of the latest ``session_info`` entry whose name is not empty, trimmed."""
+        for entry in reversed(self._entries):
+            if isinstance(entry, SessionInfoEntry) and entry.name and js_trim(entry.name):
+                return js_trim(entry.name)
+        return None
+
+    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
+        """The entries from the root to ``leaf_id`` (default: the leaf); ``[]`` for an unknown id."""
+        leaf = self._by_id.get(leaf_id if leaf_id is not None else self._leaf_id)  # type: ignore[arg-type]
+        return path_to_leaf(leaf, self._by_id) if leaf is not None else []
+
+    def build_session_context(self, leaf_id: str | DefaultLeaf | None = DEFAULT_LEAF) -> SessionContext:
+        """:func:`build_session_context` over this file's entries, at the leaf by default."""
+        if leaf_id is DEFAULT_LEAF:
+            leaf_id = self._leaf_id
+        if leaf_id is None:
+            return SessionContext()
+        leaf = self._by_id.get(leaf_id) or (self._entries[-1] if self._entries else None)  # type: ignore[arg-type]
+        return context_at(leaf, self._by_id)
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        """The entries as a forest: returns the roots, in file order.
+
+        Roots have a ``null``, missing or self parent; children are sorted by timestamp (stable). Entries in
+        a ``parentId`` cycle are kept (Pi drops them): the first of each cycle in file order becomes a root.
+        """
+        nodes = [SessionTreeNode(e, [], self._labels.get(e.id)) for e in self._entries]
+        node_of = {n.entry.id: n for n in nodes}
+        parent_of: dict[int, SessionTreeNode] = {}
+        for node in nodes:
+            parent_id = node.entry.parent_id
+            parent = node_of.get(parent_id) if isinstance(parent_id, str) and parent_id != node.entry.id else None
+            if parent is not None:
+                parent.children.append(node)
+                parent_of[id(node)] = parent
+        roots = [node for node in nodes if id(node) not in parent_of]
+        reached: set[int] = set()
+        for node in [*roots, *nodes]:
+            if id(node) in reached:
+                continue
+            if id(node) in parent_of:  # not reachable from a root: a cycle, cut at its first entry
+                parent_of[id(node)].children.remove(node)
+                roots.append(node)
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                reached.add(id(current))
+                stack.extend(current.children)
+        for node in nodes:
+            if len(node.children) > 1:
+                node.children.sort(key=_time_key)
+        return roots
+
+    # -- moving the leaf --------------------------------------------------------------------------------
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to an existing entry; the next append starts a new branch there."""
+        self._require(entry_id)
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next append is a new root."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self, target_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> BranchSummaryEntry:
+        """Move the leaf to ``target_id`` (``None``: a new root) and append a ``branch_summary`` there."""
+        self._check_writable()
+        if target_id is not None:
+            self._require(target_id)
+        self._leaf_id = target_id
+        fields = {"fromId": target_id if target_id is not None else "root", "summary": summary}
+        return self._append("branch_summary", fields, details=details, fromHook=from_hook)
+
+    def _require(self, entry_id: str) -> None:
+        if entry_id not in self._by_id:
+            raise EntryNotFoundError(f"no entry with id {entry_id!r} in {self._path}")
+
+    # -- appending --------------------------------------------------------------------------------------
+
+    def append_message(self, message: Any) -> SessionMessageEntry:
+        """Append a ``message`` entry: a typed AgentMessage or Pi JSON (any role; unknown ones stay raw).
+
+        Summaries are their own entries: use :meth:`append_compaction` and :meth:`branch_with_summary`.
+        """
+        role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+        if role in ("branchSummary", "compactionSummary"):
+            raise ValueError(f"a {role} message is written as its own entry type, not with append_message")
+        if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
+            raise TypeError(f"not an AgentMessage: {type(message).__name__}")
+        return self._append("message", {"message": as_agent_message(message)})
+
+    def append_thinking_level_change(self, thinking_level: str) -> ThinkingLevelChangeEntry:
+        """Append a ``thinking_level_change`` entry."""
+        return self._append("thinking_level_change", {"thinkingLevel": thinking_level})
+
+    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        """Append a ``model_change`` entry."""
+        return self._append("model_change", {"provider": provider, "modelId": model_id})
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> CompactionEntry:
+        """Append a ``compaction`` entry: ``summary`` replaces the path before ``first_kept_entry_id``."""
+        fields = {"summary": summary, "firstKeptEntryId": first_kept_entry_id, "tokensBefore": tokens_before}
+        return self._append("compaction", fields, details=details, fromHook=from_hook)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> CustomEntry:
+        """Append a ``custom`` entry (extension state, never in the context)."""
+        return self._append("custom", {"customType": custom_type}, data=data)
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> CustomMessageEntry:
+        """Append a ``custom_message`` entry: an extension's message that enters the context."""
+        fields = {"customType": custom_type, "content": content, "display": display}
+        return self._append("custom_message", fields, details=details)
+
+    def append_label_change(self, target_id: str, label: str | None) -> LabelEntry:
+        """Label an entry; ``None`` or ``""`` clears its label."""
+        self._check_writable()
+        self._require(target_id)
+        return self._append("label", {"targetId": target_id}, label=label)
+
+    def append_session_info(self, name: str) -> SessionInfoEntry:
+        """Name the session (trimmed; an empty name does not rename it)."""
+        return self._append("session_info", {"name": js_trim(name)})
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise SessionClosedError(f"{self._path} is closed")
+        if self._readonly:
+            raise SessionReadOnlyError(f"{self._path} was opened with readonly=True")
+        if self._header is None:
+            raise InvalidSessionError(
+                f"{self._path} has no valid session header and was read as empty; appending is refused so "
+                "that new entries are not mixed into a file that could not be read (see .warnings)"
+            )
+        if self._file_version is not None and self._file_version < 2:
+            raise InvalidSessionError(
+                f"{self._path} is a v1 session file, whose entry ids change at every load; "
+                "write_migrated(new_path) and open the copy to append"
+            )
+
+    def _append(self, entry_type: str, fields: dict[str, Any], **optional: Any) -> Any:
+        self._check_writable()
+        raw = {"type": entry_type, "id": new_entry_id(self._by_id), "parentId": self._leaf_id}
+        raw["timestamp"] = iso_now()
+        raw.update(fields)
+        raw.update((key, value) for key, value in optional.items() if value is not None)
+        entry = ENTRY_TYPES[entry_type].model_validate(raw)
+        line = dumps_line(entry.to_pi_json()) + "\n"
+        if self._needs_newline:  # the file ends in a cut line: keep ours off it
+            line = "\n" + line
+        assert self._fh is not None
+        try:
+            self._fh.write(line.encode("utf-8"))
+            self._fh.flush()
+        except OSError:
+            self._needs_newline = True  # part of the line may be on disk: start the next one on a fresh line
+            raise
+        self._needs_newline = False
+        self._register(entry)
+        return entry
+
+    def write_migrated(self, path: str | os.PathLike[str]) -> Path:
+        """Write this session, as version 3, to a new file (``FileExistsError`` if ``path`` exists).
+
+        Pi does this to the file itself when it opens a v1/v2 file; here it happens only when asked.
+        """
+        if self._header is None:
+            raise InvalidSessionError(f"{self._path} has no valid session header; there is nothing to migrate")
+        header = {**self._header.to_pi_json(), "version": CURRENT_SESSION_VERSION}
+        lines = [dumps_line(header), *(dumps_line(e.to_pi_json()) for e in self._entries)]
+        with open(path, "xb") as f:
+            f.write(("\n".join(lines) + "\n").encode("utf-8"))
+        return Path(path)
+
+
+def _time_key(node: SessionTreeNode) -> float:
+    ms = parse_iso_ms(node.entry.timestamp)
+    return float("inf") if ms is None else ms

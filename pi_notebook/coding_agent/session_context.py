@@ -1,0 +1,192 @@
+"""``build_session_context``: the context an agent resumes with, from the entries of a session file.
+
+Walk from the leaf to the root; the last thinking level and model on the path win; the last compaction
+replaces what precedes its ``first_kept_entry_id`` with a summary; branch summaries and custom messages become
+their AgentMessages.
+"""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..agent_core import to_pi_json
+from .messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from .session_entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionMessageEntry,
+    SessionWarning,
+    ThinkingLevelChangeEntry,
+    parse_iso_ms,
+)
+
+
+@dataclass
+class SessionContext:
+    """What the agent resumes with: the messages of the path and the settings in force at the leaf."""
+
+    messages: list[Any] = field(default_factory=list)
+    """Typed AgentMessages, in order (summaries and custom messages built from their entries)."""
+    thinking_level: str = "off"
+    """The last thinking level set on the path (``"off"`` if none)."""
+    model: dict[str, Any] | None = None
+    """``{"provider", "modelId"}`` from the last model change or assistant message on the path."""
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """``{"messages", "thinkingLevel", "model"}`` as Pi's ``buildSessionContext`` returns it."""
+        return {
+            "messages": [to_pi_json(m) for m in self.messages],
+            "thinkingLevel": self.thinking_level,
+            "model": dict(self.model) if self.model is not None else None,
+        }
+
+
+class DefaultLeaf(Enum):
+    """The type of :data:`DEFAULT_LEAF`: "no leaf given", told apart from ``None`` (an empty context)."""
+
+    LEAF = "default leaf"
+
+
+DEFAULT_LEAF = DefaultLeaf.LEAF
+
+
+def build_session_context(
+    entries: list[SessionEntry], leaf_id: str | DefaultLeaf | None = DEFAULT_LEAF
+) -> SessionContext:
+    """Pi's ``buildSessionContext``: the context at ``leaf_id``.
+
+    ``None`` gives an empty context; an id not among ``entries`` (or no argument) means the last entry.
+    Along the path root → leaf: the last thinking level and model win (assistant messages set the model);
+    the last compaction replaces what precedes ``first_kept_entry_id``; empty branch summaries add nothing.
+    """
+    if leaf_id is None:
+        return SessionContext()
+    by_id = {e.id: e for e in entries}
+    leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) and leaf_id else None
+    if leaf is None and entries:
+        leaf = entries[-1]
+    return context_at(leaf, by_id)
+
+
+def path_to_leaf(leaf: Any, by_id: dict[str, Any]) -> list[Any]:
+    """The path root → ``leaf``, stopping where ``parentId`` loops back (Pi would loop forever)."""
+    path: list[Any] = []
+    seen: set[int] = set()
+    current = leaf
+    while current is not None:
+        if id(current) in seen:
+            warnings.warn(f"parentId cycle at {current.id!r}: the path stops there", SessionWarning, stacklevel=3)
+            break
+        seen.add(id(current))
+        path.append(current)
+        parent = current.parent_id
+        current = by_id.get(parent) if isinstance(parent, str) and parent else None
+    path.reverse()
+    return path
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while many objects without cycles are built (its passes would double the time)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def context_at(leaf: Any, by_id: dict[str, Any]) -> SessionContext:
+    """The context on the path root → ``leaf`` (``by_id`` maps entry ids to entries)."""
+    if leaf is None:
+        return SessionContext()
+    with gc_paused():  # typing the messages of a long path builds many objects
+        path = path_to_leaf(leaf, by_id)
+        return _context_of(path)
+
+
+def _context_of(path: list[Any]) -> SessionContext:
+    ctx = SessionContext()
+    compaction_at = -1
+    for i, entry in enumerate(path):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            ctx.thinking_level = entry.thinking_level
+        elif isinstance(entry, ModelChangeEntry):
+            ctx.model = {"provider": entry.provider, "modelId": entry.model_id}
+        elif isinstance(entry, SessionMessageEntry) and entry.role == "assistant":
+            ctx.model = _assistant_model(entry)
+        elif isinstance(entry, CompactionEntry):
+            compaction_at = i
+    if compaction_at >= 0:  # the last compaction wins: its summary, then what it kept, then what follows it
+        compaction, before = path[compaction_at], path[:compaction_at]
+        summary = {"summary": compaction.summary, "tokensBefore": compaction.tokens_before}
+        ctx.messages.append(_dated(CompactionSummaryMessage, summary, compaction.timestamp))
+        kept = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), len(before))
+        path = before[kept:] + path[compaction_at + 1 :]
+    for entry in path:
+        _emit(entry, ctx.messages)
+    return ctx
+
+
+def _assistant_model(entry: SessionMessageEntry) -> dict[str, Any]:
+    # Pi reads provider/model off any assistant message, valid or not; absent keys stay absent.
+    raw = entry.raw_message
+    return {key: raw[src] for key, src in (("provider", "provider"), ("modelId", "model")) if src in raw}
+
+
+def _emit(entry: Any, out: list[Any]) -> None:
+    if isinstance(entry, SessionMessageEntry):
+        out.append(entry.message)
+    elif isinstance(entry, CustomMessageEntry):
+        fields = {"customType": entry.custom_type, "content": entry.content, "display": entry.display}
+        if entry.details is not None or "details" in entry._explicit_nulls:
+            fields["details"] = entry.details
+        out.append(_dated(CustomMessage, fields, entry.timestamp))
+    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
+        summary = {"summary": entry.summary, "fromId": entry.from_id}
+        out.append(_dated(BranchSummaryMessage, summary, entry.timestamp))
+
+
+def entry_messages(entries: list[Any]) -> list[Any]:
+    """Every message a run of entries holds, in order, as Pi's branch summary collects them: ``message``,
+    ``custom_message``, ``branch_summary`` (non-empty) and ``compaction`` entries (as their summary message)."""
+    out: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, CompactionEntry):
+            summary = {"summary": entry.summary, "tokensBefore": entry.tokens_before}
+            out.append(_dated(CompactionSummaryMessage, summary, entry.timestamp))
+        else:
+            _emit(entry, out)
+    return out
+
+
+def nested_details(entries: list[Any]) -> dict[str, list[str]]:
+    """The read/modified file lists of the summaries among ``entries`` (``branch_summary`` and ``compaction``
+    details), merged: what a summary of those entries must still list."""
+    merged: dict[str, list[str]] = {"readFiles": [], "modifiedFiles": []}
+    for entry in entries:
+        details = getattr(entry, "details", None) if isinstance(entry, (CompactionEntry, BranchSummaryEntry)) else None
+        if isinstance(details, dict):
+            for key, files in merged.items():
+                files += [f for f in details.get(key) or [] if isinstance(f, str) and f not in files]
+    return merged
+
+
+def _dated(cls: Any, fields: dict[str, Any], iso: Any) -> Any:
+    """A message built from an entry, its timestamp = ``Date.parse(entry.timestamp)`` (``null`` for NaN)."""
+    ms = parse_iso_ms(iso)
+    message = cls.model_validate({**fields, "timestamp": 0 if ms is None else ms})
+    if ms is None:
+        message.timestamp = None
+        message._explicit_nulls = message._explicit_nulls | {"timestamp"}
+    return message

@@ -1,0 +1,441 @@
+"""What a Pi session file (JSONL v3) holds: its lines read as Pi reads them, the entries, and the context.
+
+Entries are :class:`~pi_notebook.ai.PiModel` objects whose fields are declared in the order Pi writes them,
+so ``entry.to_pi_json()`` is the line Pi wrote. Also here: the JavaScript behaviours reading depends on
+(``trim``, ``Date.parse``), the v1/v2 migrations, and :func:`build_session_context`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
+
+from ..agent_core import AgentMessage, from_pi_json, to_pi_json
+from ..ai import ImageContent, Number, PiModel, TextContent
+from ..ai.jstext import JS_WHITESPACE
+from ..ai.jstext import js_trim as js_trim
+
+CURRENT_SESSION_VERSION = 3
+"""The session format version this module writes (Pi's ``CURRENT_SESSION_VERSION``)."""
+
+# --- JavaScript-compatible helpers ----------------------------------------------------------------------
+
+#: The characters JS ``String.prototype.trim`` removes (WhiteSpace + LineTerminator, BOM included).
+#: ``str.strip()`` differs: it keeps U+FEFF and strips U+001C..U+001F and U+0085.
+_ISO_DATE = re.compile(
+    r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?)?",
+    re.ASCII,  # JS \d is 0-9 only
+)
+_MAX_TIME_MS = 8.64e15  # the range of a JS Date
+
+
+def parse_iso_ms(value: Any) -> int | None:
+    """JS ``Date.parse`` for ISO-8601 strings: Unix milliseconds, or ``None`` where JS gives ``NaN``.
+
+    Follows the ECMAScript date-time string format as V8 (Node) reads it: a date-only form is UTC, a date-time
+    without an offset is local time, ``24:00`` is the end of the day, a day 29..31 past the month's end rolls
+    over. Other (legacy, engine-specific) formats give ``None``.
+    """
+    if not isinstance(value, str):
+        return None
+    m = _ISO_DATE.fullmatch(value)
+    if m is None or m.group(1) == "-000000":
+        return None
+    year, month, day = int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1)
+    hour, minute, second = int(m.group(4) or 0), int(m.group(5) or 0), int(m.group(6) or 0)
+    millis = int((m.group(7) or "0")[:3].ljust(3, "0"))
+    if not 1 <= month <= 12 or not 1 <= day <= 31:
+        return None
+    if minute > 59 or second > 59 or hour > 24 or (hour == 24 and (minute or second or millis)):
+        return None
+    days = _days_from_civil(year, month, day)
+    ms = (((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + millis
+    zone = m.group(8)
+    if zone and zone not in "Zz":
+        zh, zm = int(zone[1:3]), int(zone[-2:])
+        if zh > 23 or zm > 59:
+            return None
+        ms -= (1 if zone[0] == "+" else -1) * (zh * 60 + zm) * 60_000
+    elif zone is None and m.group(4) is not None:
+        ms = _local_wall_to_utc_ms(ms)
+    return ms if abs(ms) <= _MAX_TIME_MS else None
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    # Days since 1970-01-01 in the proleptic Gregorian calendar, for any year (JS allows ±275760).
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _local_wall_to_utc_ms(wall_ms: int) -> int:
+    # A date-time without an offset is local time in JS; a naive datetime's timestamp() reads it the same way.
+    try:
+        naive = datetime(1970, 1, 1) + timedelta(milliseconds=wall_ms)
+        return wall_ms % 1000 + 1000 * round(naive.replace(microsecond=0).timestamp())
+    except (OverflowError, OSError, ValueError):
+        return wall_ms  # outside what the OS can convert: read it as UTC
+
+
+def new_entry_id(taken: Iterable[str] | Any) -> str:
+    """8 hex characters of a random UUID, redrawn while ``taken`` contains it (Pi's ``generateId``)."""
+    for _ in range(100):
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in taken:
+            return candidate
+    return str(uuid.uuid4())
+
+
+def read_json_lines(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    """Pi's reading of a session file: ``[(line number, parsed JSON)]`` and ``[(line number, problem)]``.
+
+    The text is split on "\\n" only (``str.splitlines()`` would break raw U+2028/U+0085 inside strings),
+    trimmed as JS ``trim()`` does (a leading BOM goes), and blank lines are dropped.
+    """
+    lines = text.split("\n")
+    filled = [i for i, line in enumerate(lines) if line.strip(JS_WHITESPACE)]
+    parsed, problems = [], []
+    for i in filled:
+        line = lines[i]
+        if i == filled[0]:
+            line = line.lstrip(JS_WHITESPACE)
+        if i == filled[-1]:
+            line = line.rstrip(JS_WHITESPACE)
+        try:
+            parsed.append((i + 1, _DECODER.decode(line)))
+        except (ValueError, RecursionError) as e:
+            reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e) or type(e).__name__
+            problems.append((i + 1, f"not valid JSON ({reason}), skipped"))
+    return parsed, problems
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # Python accepts NaN/Infinity; JSON.parse (and so Pi) does not
+
+
+# One decoder for all lines (json.loads with keyword arguments builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def not_an_entry(value: Any) -> str | None:
+    """Why a parsed line (after the header) is not an entry to keep, or ``None`` if it is one."""
+    if not isinstance(value, dict):
+        return f"{json.dumps(value)[:40]} is not an entry object, skipped"
+    kind = value.get("type")
+    if not isinstance(kind, str):
+        return 'an object without a string "type" is not an entry, skipped'
+    if kind == "session":
+        return "a second session header, ignored"
+    if not isinstance(value.get("id"), str):
+        return f'a {kind!r} entry without a string "id", skipped'
+    if kind == "message" and not isinstance(value.get("message"), dict):
+        return "a message entry without a message object, skipped"
+    return None
+
+
+def migrate_values(values: list[Any], version: float) -> None:
+    """Bring parsed lines (header first) from ``version`` to v3, in place, as Pi's migrations do.
+
+    v1 → v2: fresh ids, a linear parent chain in file order, compaction ``firstKeptEntryIndex`` (an index
+    into the parsed lines, header included) → ``firstKeptEntryId``. v2 → v3: message role ``hookMessage`` →
+    ``custom``.
+    """
+    if version >= CURRENT_SESSION_VERSION:
+        return
+    entries = [v for v in values[1:] if isinstance(v, dict) and isinstance(v.get("type"), str)]
+    entries = [v for v in entries if v["type"] != "session"]
+    if version < 2:
+        taken: set[str] = set()
+        previous = None
+        for value in entries:
+            value["id"] = new_entry_id(taken)
+            value["parentId"], previous = previous, value["id"]
+            taken.add(previous)
+        for value in entries:
+            index = value.get("firstKeptEntryIndex")
+            if value["type"] != "compaction" or isinstance(index, bool) or not isinstance(index, int | float):
+                continue
+            del value["firstKeptEntryIndex"]
+            target = values[int(index)] if float(index).is_integer() and 0 <= index < len(values) else None
+            if isinstance(target, dict) and target.get("type") != "session" and "id" in target:
+                value["firstKeptEntryId"] = target["id"]
+    if version < 3:
+        for value in entries:
+            message = value.get("message") if value["type"] == "message" else None
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                message["role"] = "custom"
+
+
+# --- the header and the entries -------------------------------------------------------------------------
+
+
+class SessionHeader(PiModel):
+    """The first line of a session file. Not an entry: it is not part of the tree."""
+
+    type: Literal["session"] = "session"
+    """Line tag, always ``"session"``."""
+    version: Number | None = None
+    """Format version (3 now); absent in v1 files."""
+    id: str
+    """Session id, a UUID string."""
+    timestamp: str | None = None
+    """Creation time, ISO-8601 (``toISOString``)."""
+    cwd: str | None = None
+    """Working directory the session was started in."""
+    parent_session: str | None = None
+    """Path of the session file this one was forked or branched from."""
+
+
+class _EntryBase(PiModel):
+    """Fields every entry has; subclasses add their own after these."""
+
+    #: Keys that Pi writes before ``id`` (custom entries spread their payload first).
+    _leading_keys: ClassVar[tuple[str, ...]] = ()
+
+    type: str
+    """Entry tag."""
+    id: str
+    """Entry id, 8 hex characters, unique in the file."""
+    parent_id: str | None = None
+    """Id of the parent entry; ``None`` (JSON ``null``) for a root."""
+    timestamp: str | None = None
+    """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """The entry as Pi's JSON, keys in the order Pi writes them."""
+        data = super().to_pi_json()
+        head = {key: data.pop(key) for key in ("type", *self._leading_keys) if key in data}
+        return {**head, **data}
+
+
+class SessionMessageEntry(_EntryBase):
+    """A conversation message (user, assistant, toolResult, bashExecution, legacy custom, or any role).
+
+    The message read from a file is typed on first access to :attr:`message` (a long session loads fast,
+    and only what is used is validated); until then ``to_pi_json()`` gives back its JSON untouched.
+    """
+
+    type: Literal["message"] = "message"
+    """Entry tag, always ``"message"``."""
+    _message: Any = PrivateAttr(default=None)
+    _raw_message: dict[str, Any] = PrivateAttr(default=None)  # type: ignore[assignment]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _hold_message(cls, data: Any, handler: Any) -> Any:
+        message = data.get("message") if isinstance(data, dict) else None
+        if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
+            raise ValueError('a message entry needs a "message" object')
+        entry = handler({k: v for k, v in data.items() if k != "message"})
+        # The JSON is kept as read (or as written), so to_pi_json() stays what the file holds.
+        entry._raw_message = message if isinstance(message, dict) else to_pi_json(message)
+        entry._message = None if isinstance(message, dict) else message
+        return entry
+
+    @property
+    def message(self) -> AgentMessage:
+        """The typed AgentMessage (an ``OpaqueMessage`` for a role nobody registered), typed on first use."""
+        private = self.__pydantic_private__  # direct: private attributes are slow to reach one by one
+        if private["_message"] is None:
+            private["_message"] = from_pi_json(private["_raw_message"])
+        return private["_message"]
+
+    @property
+    def raw_message(self) -> dict[str, Any]:
+        """The message's JSON as the file holds it (shared: do not modify)."""
+        return self.__pydantic_private__["_raw_message"]
+
+    @property
+    def role(self) -> Any:
+        """The message's ``role``, read without typing the message."""
+        return self.__pydantic_private__["_raw_message"].get("role")
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """The entry as Pi's JSON (the message as the file holds it, copied)."""
+        return {**super().to_pi_json(), "message": copy.deepcopy(self.raw_message)}
+
+
+class ThinkingLevelChangeEntry(_EntryBase):
+    """The thinking level changed from here on."""
+
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    """Entry tag, always ``"thinking_level_change"``."""
+    thinking_level: str
+    """``"off"``, ``"minimal"``, ``"low"``, ``"medium"``, ``"high"`` or ``"xhigh"``."""
+
+
+class ModelChangeEntry(_EntryBase):
+    """The model changed from here on."""
+
+    type: Literal["model_change"] = "model_change"
+    """Entry tag, always ``"model_change"``."""
+    provider: str
+    """Provider name, e.g. ``"anthropic"``."""
+    model_id: str
+    """Model id, e.g. ``"claude-sonnet-4-5"``."""
+
+
+class CompactionEntry(_EntryBase):
+    """A summary replacing the history before ``first_kept_entry_id`` on this path."""
+
+    type: Literal["compaction"] = "compaction"
+    """Entry tag, always ``"compaction"``."""
+    summary: str
+    """The summary text the LLM reads instead of the compacted history."""
+    first_kept_entry_id: str | None = None
+    """First entry kept verbatim; ``None`` only when a v1 ``firstKeptEntryIndex`` could not be resolved."""
+    tokens_before: Number
+    """Context tokens before compaction."""
+    details: Any = None
+    """Extension data; Pi stores ``{"readFiles": [...], "modifiedFiles": [...]}``."""
+    from_hook: bool | None = None
+    """True when an extension, not Pi, wrote the summary."""
+
+
+class BranchSummaryEntry(_EntryBase):
+    """A summary of the branch the user left, hung under the entry they returned to."""
+
+    type: Literal["branch_summary"] = "branch_summary"
+    """Entry tag, always ``"branch_summary"``."""
+    from_id: str
+    """The entry the new branch starts from (the parent), or ``"root"``."""
+    summary: str
+    """The summary text; an empty summary adds nothing to the context."""
+    details: Any = None
+    """Extension data; Pi stores the read/modified file lists."""
+    from_hook: bool | None = None
+    """True when an extension, not Pi, wrote the summary."""
+
+
+class CustomEntry(_EntryBase):
+    """Extension state. Never part of the LLM context."""
+
+    _leading_keys = ("customType", "data")
+    type: Literal["custom"] = "custom"
+    """Entry tag, always ``"custom"``."""
+    custom_type: str
+    """Id of the extension that wrote it."""
+    data: Any = None
+    """The extension's data, any JSON."""
+
+
+class CustomMessageEntry(_EntryBase):
+    """A message from an extension that enters the LLM context as a ``custom`` message."""
+
+    _leading_keys = ("customType", "content", "display", "details")
+    type: Literal["custom_message"] = "custom_message"
+    """Entry tag, always ``"custom_message"``."""
+    custom_type: str
+    """Id of the extension that wrote it."""
+    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator="type")]]
+    """What the LLM reads: a string or text/image blocks."""
+    display: bool = True
+    """UI only: False hides it (it is still sent to the LLM)."""
+    details: Any = None
+    """Extension metadata; never sent to the LLM."""
+
+
+class LabelEntry(_EntryBase):
+    """Sets (or, with no/empty label, clears) the label of another entry."""
+
+    type: Literal["label"] = "label"
+    """Entry tag, always ``"label"``."""
+    target_id: str
+    """The labelled entry."""
+    label: str | None = None
+    """The label; absent or ``""`` clears it."""
+
+
+class SessionInfoEntry(_EntryBase):
+    """Session metadata: the display name."""
+
+    type: Literal["session_info"] = "session_info"
+    """Entry tag, always ``"session_info"``."""
+    name: str | None = None
+    """The session's display name (trimmed when written; ``""`` does not rename)."""
+
+
+class UnknownEntry(PiModel):
+    """An entry this code cannot type: an unknown ``type``, or a known type whose fields do not validate.
+
+    It keeps its raw JSON (``to_pi_json()`` returns it unchanged), stays in the tree and on paths, and adds
+    nothing to the context.
+    """
+
+    type: str
+    """The entry's ``type`` as written."""
+    id: str
+    """Entry id."""
+    parent_id: Any = None
+    """Parent id as written (a root when not a non-empty string)."""
+    timestamp: Any = None
+    """Timestamp as written."""
+
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _reason: str = PrivateAttr(default="")
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any], reason: str) -> UnknownEntry:
+        """Wrap a raw entry object (it must have string ``type`` and ``id``)."""
+        entry = cls.model_validate(raw)
+        entry._raw = raw
+        entry._reason = reason
+        return entry
+
+    @property
+    def reason(self) -> str:
+        """Why the entry is not typed."""
+        return self._reason
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """The raw JSON, unchanged (a copy)."""
+        return copy.deepcopy(self._raw) if self._raw else super().to_pi_json()
+
+
+SessionEntry = (
+    SessionMessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | UnknownEntry
+)
+"""Any entry of a session file (the header excluded)."""
+
+ENTRY_TYPES: dict[str, type[_EntryBase]] = {c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()}
+"""The entry class for each known ``type``."""
+
+
+def parse_entry(raw: dict[str, Any]) -> tuple[SessionEntry, str | None]:
+    """A raw entry object (with string ``type`` and ``id``) → ``(entry, problem)``.
+
+    Never raises on content: an unknown type or invalid fields give an :class:`UnknownEntry` and a short
+    description of the problem (``None`` when the entry is fine).
+    """
+    cls = ENTRY_TYPES.get(raw["type"])
+    if cls is None:
+        return UnknownEntry.from_raw(raw, "unknown type"), f"unknown entry type {raw['type']!r} kept as is"
+    try:
+        return cls.model_validate(raw), None
+    except ValidationError as e:
+        fields = ", ".join(".".join(map(str, err["loc"])) or "?" for err in e.errors()[:3])
+        reason = f"invalid {raw['type']!r} entry ({fields})"
+        return UnknownEntry.from_raw(raw, reason), f"{reason} kept as an unknown entry"
+
+
+class SessionWarning(UserWarning):
+    """Something in a session file was skipped or looks wrong; the load carried on."""

@@ -1,0 +1,66 @@
+"""The ``write`` tool: create or overwrite a file, creating parent directories (Pi's ``write.ts``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+from ...agent_core import AgentTool, AgentToolResult
+from .errors import ToolError, abortable, check_aborted, os_error_message
+from .paths import resolve_to_cwd
+
+DESCRIPTION = (
+    "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+    "Automatically creates parent directories."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+    "required": ["path", "content"],
+}
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_length(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def write_text(absolute_path: str, text: str) -> None:
+    """Write ``text`` as UTF-8 with no newline translation; lone surrogates become U+FFFD, as in Node."""
+    data = _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    try:
+        with open(absolute_path, "wb") as file:
+            file.write(data)
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, "open", absolute_path)) from exc
+
+
+def _write(absolute_path: str, content: str) -> None:
+    directory = os.path.dirname(absolute_path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, "mkdir", exc.filename or directory)) from exc
+    write_text(absolute_path, content)
+
+
+def create_write_tool(cwd: str | os.PathLike[str]) -> AgentTool:
+    """The ``write`` tool, resolving paths against ``cwd``."""
+
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None):
+        path, content = params["path"], params["content"]
+        absolute_path = resolve_to_cwd(path, cwd)
+        await abortable(asyncio.to_thread(_write, absolute_path, content), signal)
+        check_aborted(signal)
+        # Pi reports the JavaScript string length, not the number of bytes written.
+        return AgentToolResult.text(f"Successfully wrote {js_length(content)} bytes to {path}")
+
+    return AgentTool(name="write", label="write", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)
