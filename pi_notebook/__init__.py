@@ -1,8 +1,10 @@
 """pi_notebook: Pi's two-layer agent message design (AgentMessage / Message) as a Jupyter extension.
 
 ``%load_ext pi_notebook`` registers ``%%agent``, ``%bash``, ``%bash!``, ``%agent_session`` and
-``%agent_config``. The layers are importable on their own: :mod:`pi_notebook.ai` (LLM messages and
-providers) and :mod:`pi_notebook.agent` (AgentMessage, the loop, session files).
+``%agent_config``. The layers are importable on their own, as in Pi's packages: :mod:`pi_notebook.ai` (LLM
+messages and providers), :mod:`pi_notebook.agent_core` (AgentMessage and its registry, the boundary, the loop)
+and :mod:`pi_notebook.coding_agent` (the app's roles, session files, compaction, tools);
+:mod:`pi_notebook.agent` re-exports the last two.
 """
 
 from __future__ import annotations

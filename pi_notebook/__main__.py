@@ -11,16 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .agent import (
-    BashExecutionMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    convert_to_llm,
-    to_pi_json,
-    visibility,
-)
-from .agent.session import SessionFile
+from .agent_core import convert_to_llm, to_pi_json, visibility
 from .ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from .coding_agent import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
+from .coding_agent.session import SessionFile
 
 
 def demo_history() -> list:

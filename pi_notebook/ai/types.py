@@ -1,7 +1,7 @@
 """Layer 1 types: what an LLM API understands.
 
 Only three roles exist here (``user``, ``assistant``, ``toolResult``); everything an agent or an app adds on
-top lives in :mod:`pi_notebook.agent`. Field names mirror Pi's ``packages/ai/src/types.ts``; the JSON form
+top lives in :mod:`pi_notebook.agent_core`. Field names mirror Pi's ``packages/ai/src/types.ts``; the JSON form
 is Pi's camelCase (see :class:`~pi_notebook.ai._base.PiModel`).
 """
 

@@ -7,7 +7,7 @@ and replace everything before with an LLM-written structured summary. A turn cut
 smaller summary of its beginning. Pi works on session entries; these functions work on a list of
 AgentMessages, and the caller maps the first kept message back to its entry id.
 
-:class:`Compactor` packages this as a ``transform_context`` for the :class:`~pi_notebook.agent.agent.Agent`,
+:class:`Compactor` packages this as a ``transform_context`` for the :class:`~pi_notebook.agent_core.agent.Agent`,
 so compaction happens right before the LLM call that needs it (Pi checks after each run instead).
 
 Where we differ from Pi, and why: custom and branch-summary messages count towards the kept budget (Pi

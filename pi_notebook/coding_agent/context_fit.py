@@ -113,7 +113,7 @@ def fit_messages(messages: Sequence[Any], context_window: int) -> tuple[list[Any
 
 class ContextFitter:
     """A ``transform_context`` stage: keep :func:`latest_exchange` (with ``latest_only``), cut oversized messages
-    for ``model``, then run ``then`` (e.g. the :class:`~pi_notebook.agent.compaction.Compactor`) on the result.
+    for ``model``, then run ``then`` (e.g. the :class:`~pi_notebook.coding_agent.compaction.Compactor`) on the result.
     ``on_oversized(Oversized)`` is called once per message (the first call that cuts it)."""
 
     def __init__(

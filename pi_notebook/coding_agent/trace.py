@@ -1,6 +1,6 @@
 """What happened to each AgentMessage on its way to the LLM: the boundary, explained row by row.
 
-:func:`trace_boundary` runs the same two stages as :func:`~pi_notebook.agent.convert.prepare_llm_messages`
+:func:`trace_boundary` runs the same two stages as :func:`~pi_notebook.agent_core.convert.prepare_llm_messages`
 (``transform_context`` then ``convert_to_llm``), but converts the transformed messages one at a time so every
 row lines up with the message it came from. Each original message gets a row saying whether it was passed
 unchanged, translated into user message(s), dropped (and why), or summarised away by compaction; messages the
@@ -81,7 +81,7 @@ class BoundaryTrace:
     rows: list[TraceRow]
     """Original messages in order, with injected messages where the transform put them."""
     llm_messages: list[Any]
-    """What :func:`~pi_notebook.agent.convert.prepare_llm_messages` returns (typed Messages)."""
+    """What :func:`~pi_notebook.agent_core.convert.prepare_llm_messages` returns (typed Messages)."""
     provider_messages: list[Any]
     """``llm_messages`` without error/aborted assistant messages, which providers drop."""
     aligned: bool = True
@@ -147,8 +147,8 @@ def trace_boundary(
 
     Either stage may be async (it is run with ``asyncio.run``, on a worker thread if an event loop is
     running here); :func:`atrace_boundary` awaits them instead. A stage that fails raises
-    :class:`~pi_notebook.agent.convert.ContextPipelineError`, as in ``prepare_llm_messages``. The transform
-    really runs: pass a side-effect-free one to preview (a :class:`~pi_notebook.agent.compaction.Compactor`
+    :class:`~pi_notebook.agent_core.convert.ContextPipelineError`, as in ``prepare_llm_messages``. The transform
+    really runs: pass a side-effect-free one to preview (a :class:`~pi_notebook.coding_agent.compaction.Compactor`
     over its threshold compacts, calling its model).
     """
     original = _typed(messages)

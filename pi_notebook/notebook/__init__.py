@@ -1,2 +1,3 @@
-"""Layer 3: the Jupyter app (magics, widgets, inspector). Imports :mod:`pi_notebook.agent` and
-:mod:`pi_notebook.ai`; nothing imports it back."""
+"""Layer 4: the Jupyter front end (magics, kernel session, widgets, inspector). Imports
+:mod:`pi_notebook.coding_agent`, :mod:`pi_notebook.agent_core` and :mod:`pi_notebook.ai`; nothing imports it
+back."""

@@ -1,6 +1,6 @@
 """Pi's seven built-in coding tools (``read``, ``bash``, ``edit``, ``write``, ``grep``, ``find``, ``ls``).
 
-Each ``create_*_tool(cwd)`` returns an :class:`~pi_notebook.agent.tool.AgentTool` with Pi's name,
+Each ``create_*_tool(cwd)`` returns an :class:`~pi_notebook.agent_core.tool.AgentTool` with Pi's name,
 description, JSON-Schema parameters and output texts, resolving relative paths against ``cwd``. A tool
 fails by raising; the agent loop turns the message into an error result for the model.
 
