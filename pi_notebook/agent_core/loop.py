@@ -429,13 +429,14 @@ class _Run:
     async def after(
         self, reply: AssistantMessage, call: ToolCall, args: dict[str, Any], result: AgentToolResult, is_error: bool
     ) -> tuple[AgentToolResult, bool]:
-        """The ``after_tool_call`` hook, if any: it may replace the result's content, details or error flag."""
+        """The ``after_tool_call`` hook, if any: it may replace the result's content, details or error flag.
+
+        A hook that raises ends the run, as in Pi: the exception leaves the loop, and :class:`Agent` records it
+        as an assistant message with ``stop_reason="error"`` (a bug in a hook must not pass as a tool result).
+        """
         if self.config.after_tool_call is not None:
             hook_context = ToolCallContext(reply, call, args, self.context, result, is_error)
-            try:
-                change = await _maybe_await(self.config.after_tool_call(hook_context, self.signal))
-            except Exception as e:
-                return _error_result(f"after_tool_call failed: {e}"), True
+            change = await _maybe_await(self.config.after_tool_call(hook_context, self.signal))
             if change is not None:
                 result = AgentToolResult(
                     content=result.content if change.content is None else change.content,

@@ -207,6 +207,23 @@ def test_a_failing_before_hook_is_reported_as_its_bare_message():
     assert tool_texts(agent.messages) == ["quota exhausted"]
 
 
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+def test_a_failing_after_hook_ends_the_run_with_the_agents_error(mode):
+    def after(ctx, signal):
+        raise RuntimeError("audit log unreachable")
+
+    faux.set_responses([[faux.tool_call("echo", {"text": "x"})], "never sent"])
+    agent, events = recording_agent(tools=[echo_tool()], after_tool_call=after, tool_execution=mode)
+    run(agent.prompt("p"))
+    last = agent.messages[-1]
+    # As Pi: no tool result for the call, no second LLM call; the run ends with an error assistant message.
+    assert [m.role for m in agent.messages] == ["user", "assistant", "assistant"]
+    assert (last.stop_reason, last.error_message) == ("error", "audit log unreachable")
+    assert agent.state.error == "audit log unreachable"
+    assert len(faux.calls) == 1
+    assert events[-1].type == "agent_end" and events[-1].messages == [last]
+
+
 def test_steering_skips_the_remaining_tool_calls_and_is_sent_next():
     agent, _ = recording_agent(tool_execution="sequential")
 
