@@ -38,3 +38,13 @@ def test_the_readme_examples_run_in_order(tmp_path, monkeypatch):
     ]
     # The offline agent example really calls the tool on the folder it names, then answers.
     assert [m.role for m in namespace["agent"].messages] == ["user", "assistant", "toolResult", "assistant"]
+
+
+def test_every_test_the_readme_cites_exists():
+    # The differences from Pi (and other claims) name the test that pins them: a renamed or deleted test must
+    # not leave the README pointing at nothing.
+    cited = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", README.read_text(encoding="utf-8"))
+    assert len(cited) >= 20
+    for path, name in cited:
+        source = (README.parent / path).read_text(encoding="utf-8")
+        assert not name or re.search(rf"^(?:async )?def {name}\(", source, re.MULTILINE), f"{path}::{name}"
