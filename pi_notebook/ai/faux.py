@@ -105,13 +105,16 @@ def _serialize_context(context: Context) -> str:
 
 
 class FauxProvider:
-    """A scripted model. ``calls`` records a deep copy of every :class:`Context` received."""
+    """A scripted model. ``calls`` records a deep copy of every :class:`Context` received, and ``call_options``
+    the :class:`StreamOptions` of each call (thinking level, session id, limits; the API key and signal left
+    out), so a test can check what reached the provider."""
 
     def __init__(self, api: str = "faux", *, chunk_chars: int = 16, tokens_per_second: float | None = None):
         self.api = api
         self.chunk_chars = chunk_chars
         self.tokens_per_second = tokens_per_second
         self.calls: list[Context] = []
+        self.call_options: list[StreamOptions] = []
         self.state: dict[str, Any] = {}
         self._prompts: dict[str, str] = {}  # session id -> last prompt, for the simulated prompt cache
         self._queue: deque[Any] = deque()
@@ -143,12 +146,14 @@ class FauxProvider:
         """Empty the queue and forget recorded calls (in place: ``faux.calls`` stays the same list)."""
         self._queue.clear()
         self.calls.clear()
+        self.call_options.clear()
         self.state.clear()
         self._prompts.clear()
 
     async def stream(self, model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
         """The provider's stream function (registered for ``self.api``)."""
         self.calls.append(context.model_copy(deep=True))
+        self.call_options.append(options.model_copy(update={"api_key": None, "signal": None}))
         if options.on_payload is not None:
             options.on_payload(context.to_pi_json(), model)
         scripted = self._next_response(model, context, options)
@@ -231,3 +236,4 @@ set_responses = provider.set_responses
 append_responses = provider.append_responses
 reset = provider.reset
 calls: list[Context] = provider.calls
+call_options: list[StreamOptions] = provider.call_options
