@@ -77,6 +77,10 @@ PREFIXES: dict[str, str] = {
 }
 """The provider prefixes :func:`get_model` understands, with what each one means."""
 
+BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+"""Environment variables that send a catalogue provider's models to another URL (a proxy, a gateway, a local test
+server), as the official SDKs read them."""
+
 _PRESET_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1", "groq": "https://api.groq.com/openai/v1"}
 
 OLLAMA_DEFAULT_HOST = "http://localhost:11434"
@@ -213,7 +217,8 @@ def get_model(spec: str, **overrides: Any) -> Model:
 
     Prefixes: see :data:`PREFIXES`. ``local`` alone means the default SmolLM2-135M-Instruct. An
     ``anthropic`` or ``openai`` id the catalogue does not know gets the provider's defaults (see
-    :func:`model_note`); an unknown prefix raises :class:`UnknownModelError`.
+    :func:`model_note`); ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` replace their base URL, as in the official
+    SDKs. An unknown prefix raises :class:`UnknownModelError`.
     """
     provider, sep, model_id = spec.partition("/")
     overrides = _field_names(overrides)
@@ -223,7 +228,10 @@ def get_model(spec: str, **overrides: Any) -> Model:
         if not model_id:
             raise ValueError(f"Missing model id: write '{provider}/<model id>' (%agent_models lists them).")
         entry = catalogue.find_entry(provider, model_id) or _fallback_entry(provider, model_id)
-        return _with_overrides(_pi_to_fields(entry), overrides)
+        fields = _pi_to_fields(entry)
+        if os.environ.get(BASE_URL_VARIABLES.get(provider, ""), "").strip():  # a proxy or gateway, as the SDKs do
+            fields["base_url"] = os.environ[BASE_URL_VARIABLES[provider]].strip()
+        return _with_overrides(fields, overrides)
     if provider == "ollama":
         return _openai_like("ollama", model_id, ollama_base_url(), OLLAMA_COMPAT, overrides)
     if provider == "openai-compatible":

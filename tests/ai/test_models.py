@@ -492,3 +492,13 @@ def test_cost_of_free_models_is_integer_zero():
     cost = calculate_cost(get_model("local"), usage)
     assert cost.to_pi_json() == {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
     assert json.dumps(cost.to_pi_json()) == '{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}'
+
+
+def test_the_sdks_base_url_variables_point_catalogue_models_elsewhere(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", " http://127.0.0.1:8080/v1 ")
+    assert get_model("openai/gpt-4o-mini").base_url == "http://127.0.0.1:8080/v1"
+    assert get_model("anthropic/claude-sonnet-4-5").base_url == "https://api.anthropic.com"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")  # set but empty: ignored, as the SDKs ignore it
+    assert get_model("anthropic/claude-sonnet-4-5").base_url == "https://api.anthropic.com"
+    assert get_model("openai/gpt-4o-mini", base_url="http://other/v1").base_url == "http://other/v1"
