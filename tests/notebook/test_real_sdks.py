@@ -23,7 +23,8 @@ def server():
 def openai_reply(text: str) -> Reply:
     def chunk(delta, finish=None):
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5.5", "choices": [choice]})
+        body = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5.5", "choices": [choice]}
+        return sse(body)
 
     usage = {"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}
     last = sse({"id": "c1", "object": "chat.completion.chunk", "created": 1, "choices": [], "usage": usage})
