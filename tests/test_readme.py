@@ -1,10 +1,11 @@
 """The README's Python examples run as written, and it starts with the two commands."""
 
+import ast
 import re
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
 
 
 def test_the_readme_starts_with_the_two_commands():
@@ -25,11 +26,28 @@ def test_there_are_examples():
     assert len(BLOCKS) >= 3
 
 
-def test_the_readme_examples_run_in_order(tmp_path, monkeypatch):
+def stated_results(block: str) -> list[tuple[str, object]]:
+    """The lines ``expression   # <a Python literal>`` of a block: the result the README says it gives."""
+    found = []
+    for line in block.splitlines():
+        code, _, comment = line.strip().partition("  # ")
+        try:
+            found.append((code.strip(), ast.literal_eval(comment.strip())))
+        except (ValueError, SyntaxError):
+            continue
+    return found
+
+
+def test_the_readme_examples_run_in_order_and_give_the_results_they_state(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples may write files
     namespace: dict = {}
+    checked = 0
     for index, block in enumerate(BLOCKS):  # one namespace, like a reader pasting them one after another
         exec(compile(block, f"README python block {index}", "exec"), namespace)
+        for expression, stated in stated_results(block):
+            assert eval(expression, namespace) == stated, f"README block {index}: {expression}"
+            checked += 1
+    assert checked >= 6
     assert [v.level for v in map(namespace["visibility"], namespace["history"])] == [
         "both",
         "ui",
