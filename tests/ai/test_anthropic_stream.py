@@ -338,7 +338,7 @@ def test_a_malformed_sse_chunk_is_an_error_message_not_an_exception(server):
 
 
 def test_abort_mid_stream_returns_promptly_with_the_partial(server):
-    server.add(Reply(chunks=wire.response(wire.text_block(0, *["tok "] * 40)), chunk_delay=0.05))
+    server.add(Reply(chunks=wire.response(wire.text_block(0, *["tok "] * 40)), chunk_delay=0.2))
     controller = AbortController()
 
     async def consume():
@@ -353,7 +353,7 @@ def test_abort_mid_stream_returns_promptly_with_the_partial(server):
         return await s.result(), time.monotonic() - aborted_at
 
     final, elapsed = asyncio.run(consume())
-    assert elapsed < 1.0
+    assert elapsed < 3.0  # the server would need 7 more seconds; loose for a busy 2-core machine
     assert final.stop_reason == "aborted" and final.error_message == "Request was aborted"
     assert final.content[0].text == "tok tok tok "
 

@@ -539,7 +539,7 @@ def test_abort_mid_stream_ends_promptly_keeping_the_partial(server):
         return events, await s.result(), time.monotonic() - aborted_at
 
     events, final, elapsed = run(main())
-    assert elapsed < 0.5  # the server would need 4 more seconds
+    assert elapsed < 2.0  # the server would need 4 more seconds; loose for a busy 2-core machine
     assert events[-1].type == "error" and events[-1].reason == "aborted"
     assert final.stop_reason == "aborted" and final.error_message == "Request was aborted"
     assert final.content[0].text == "word0 "

@@ -124,7 +124,7 @@ def test_abort_kills_the_whole_group_quickly(tmp_path):
 
     started = time.monotonic()
     result = shell("echo $$; sleep 30 & sleep 30", tmp_path, signal=controller.signal, on_output=on_output)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
     assert (result.cancelled, result.exit_code, result.timed_out) == (True, None, False)
     assert result.output.strip() == str(pids[0])
     assert not group_exists(pids[0])
@@ -140,14 +140,14 @@ def test_abort_escalates_past_ignored_signals(tmp_path, traps):
 
     started = time.monotonic()
     result = run(main())
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15
     assert result.cancelled and "survived" not in result.output
 
 
 def test_timeout(tmp_path):
     started = time.monotonic()
     result = shell("echo start; sleep 30", tmp_path, timeout=0.3)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
     assert (result.cancelled, result.timed_out, result.exit_code) == (True, True, None)
     assert result.output == "start\n"
 
@@ -179,8 +179,8 @@ def test_cancelling_the_caller_kills_the_group_and_reraises(tmp_path):
 
 def test_a_background_child_holding_the_pipe_does_not_block(tmp_path):
     started = time.monotonic()
-    result = shell("sleep 5 & echo done", tmp_path)
-    assert time.monotonic() - started < 2 and result.output == "done\n" and result.exit_code == 0
+    result = shell("sleep 30 & echo done", tmp_path)
+    assert time.monotonic() - started < 10 and result.output == "done\n" and result.exit_code == 0
 
 
 def test_progress_snapshots_are_throttled_tails(tmp_path):
@@ -203,4 +203,4 @@ def test_a_failing_on_output_callback_stops_the_command_and_propagates(tmp_path)
     started = time.monotonic()
     with pytest.raises(ValueError, match="display broke"):
         shell("echo hi; sleep 30", tmp_path, on_output=broken)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
