@@ -2,8 +2,10 @@
 
 The order follows Pi's ``getEnvApiKey`` (``packages/ai/src/env-api-keys.ts``): an explicit key wins, then
 the provider's environment variables in order (for Anthropic ``ANTHROPIC_OAUTH_TOKEN`` before
-``ANTHROPIC_API_KEY``); an empty variable counts as unset. Keys are never put into a repr, an error message
-or a log line: errors name the *variable*, never its value.
+``ANTHROPIC_API_KEY``); an empty variable counts as unset. Keys are stripped of surrounding whitespace when
+read (a key read from a file keeps its trailing newline, which no HTTP header may carry), so a key of blanks
+counts as unset too. Keys are never put into a repr, an error message or a log line: errors name the
+*variable*, never its value (and :mod:`~pi_notebook.ai.redact` blanks a key out of any error text).
 """
 
 from __future__ import annotations
@@ -80,20 +82,21 @@ def _missing_key_message(provider: str, env_var: str | None) -> str:
 def _secret_value(value: Any) -> str | None:
     # Accept pydantic's SecretStr (StreamOptions.api_key) without importing pydantic here.
     getter = getattr(value, "get_secret_value", None)
-    return getter() if callable(getter) else value
+    value = getter() if callable(getter) else value
+    return value.strip() if isinstance(value, str) else value
 
 
 def get_env_api_key(provider: str) -> str | None:
-    """The key for ``provider`` from its environment variables (first non-empty one), or ``None``."""
+    """The key for ``provider`` from its environment variables (first non-blank one, stripped), or ``None``."""
     for name in ENV_VARS.get(provider, ()):
-        value = os.environ.get(name)
+        value = (os.environ.get(name) or "").strip()
         if value:
             return value
     return None
 
 
 def resolve_api_key(provider: str, explicit: Any = None) -> str | None:
-    """``explicit`` (a ``str`` or ``SecretStr``) if non-empty, else :func:`get_env_api_key`."""
+    """``explicit`` (a ``str`` or ``SecretStr``, stripped) if non-blank, else :func:`get_env_api_key`."""
     value = _secret_value(explicit)
     if value:
         return value

@@ -3,7 +3,8 @@
 A provider is an async generator of :mod:`~pi_notebook.ai.events`. This module guards it so that a stream
 never raises once it has started: an exception becomes a terminal ``error`` event, an abort (the
 ``signal`` option) a terminal ``error`` event with ``stop_reason="aborted"``, and in both cases the content
-streamed so far is kept on the final message.
+streamed so far is kept on the final message. Every error text is passed through
+:func:`~pi_notebook.ai.redact.redact` with the call's key first, so no form of the key becomes data.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .events import TERMINAL_EVENTS, AssistantMessageEvent, DoneEvent, ErrorEvent
+from .keys import resolve_api_key
 from .options import StreamOptions
+from .redact import auth_header_values, redact
 from .types import AssistantMessage, Context, Model
 
 StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
@@ -75,8 +78,10 @@ class AssistantMessageStream:
         model: Model,
         open_source: Callable[[], AsyncIterator[AssistantMessageEvent]],
         signal: Any = None,
+        secrets: tuple[str | None, ...] = (),
     ):
         self._model = model
+        self._secrets = secrets  # redacted from every error text
         self._events = self._guard(open_source, signal)
         self._result: AssistantMessage | None = None
 
@@ -109,6 +114,9 @@ class AssistantMessageStream:
                 except StopAsyncIteration:
                     break
                 if isinstance(event, TERMINAL_EVENTS):
+                    final = event.error if isinstance(event, ErrorEvent) else event.message
+                    if final.error_message:
+                        final.error_message = redact(final.error_message, self._secrets)
                     yield event
                     return
                 partial = getattr(event, "partial", partial)
@@ -125,7 +133,7 @@ class AssistantMessageStream:
                     await aclose()
         message = partial.model_copy(deep=True) if partial is not None else _empty_message(self._model)
         message.stop_reason = reason
-        message.error_message = failure
+        message.error_message = redact(failure, self._secrets)
         yield ErrorEvent(reason=reason, error=message)
 
 
@@ -159,7 +167,8 @@ def stream(
     provider = _provider_for(model.api)
     ctx = context if isinstance(context, Context) else Context.model_validate(context)
     opts = StreamOptions.coerce(options, **kw)
-    return AssistantMessageStream(model, lambda: provider(model, ctx, opts), opts.signal)
+    secrets = (resolve_api_key(model.provider, opts.api_key), *auth_header_values(model.headers, opts.headers))
+    return AssistantMessageStream(model, lambda: provider(model, ctx, opts), opts.signal, secrets)
 
 
 async def complete(

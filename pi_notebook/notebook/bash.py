@@ -4,16 +4,23 @@ The command runs through the agent's shell executor (bounded memory, full output
 in what is recorded, SIGINT → SIGTERM → SIGKILL on interrupt). While it runs, a bounded tail of the raw output
 (colours kept) is handed to the cell at most ten times a second, so even 100 MB of output keeps the kernel's
 memory and the saved notebook small.
+
+Secrets the extension knows (:mod:`~pi_notebook.coding_agent.secrets`: the provider keys and the
+``*_API_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variables of the environment) are masked in the recorded command
+and output, in the live tail and in the full-output file, unless ``mask_secrets=False``; the views show a
+"secrets masked" badge for a masked output.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..coding_agent import BashExecutionMessage
+from ..coding_agent.secrets import SecretMasker
 from ..coding_agent.tools import run_shell
 
 LIVE_TAIL_CHARS = 16_000
@@ -29,19 +36,25 @@ class BashProgress:
 
 
 class _Tail:
-    """The last ``LIVE_TAIL_CHARS`` characters of output, posted at most every ``LIVE_INTERVAL_SECONDS``."""
+    """The last ``LIVE_TAIL_CHARS`` characters of output, posted at most every ``LIVE_INTERVAL_SECONDS``.
 
-    def __init__(self, command: str, post: Callable[[Any], None]):
-        self.command, self.post = command, post
+    With a ``masker``, what is posted is masked: the tail keeps room for a secret that starts before the
+    characters shown, and the end of the output that may be the start of a secret is held back."""
+
+    def __init__(self, command: str, post: Callable[[Any], None], masker: SecretMasker | None = None):
+        self.command = masker.mask(command)[0] if masker else command
+        self.post, self.masker = post, masker
+        self.keep = LIVE_TAIL_CHARS + (masker.longest if masker else 0)
         self.text = ""
         self.last_post = 0.0
 
     def add(self, chunk: str) -> None:
-        self.text = (self.text + chunk)[-LIVE_TAIL_CHARS:]
+        self.text = (self.text + chunk)[-self.keep :]
         now = time.monotonic()
         if now - self.last_post >= LIVE_INTERVAL_SECONDS:
             self.last_post = now
-            self.post(BashProgress(self.command, self.text))
+            shown = self.masker.mask_live(self.text) if self.masker else self.text
+            self.post(BashProgress(self.command, shown[-LIVE_TAIL_CHARS:]))
 
 
 async def run_user_bash(
@@ -52,14 +65,23 @@ async def run_user_bash(
     timeout: float | None = None,
     signal: Any = None,
     post: Callable[[Any], None] = lambda item: None,
+    mask_secrets: bool = True,
 ) -> BashExecutionMessage:
     """Run ``command`` in ``cwd`` and return the message to record. A non-zero exit is recorded, not raised;
-    an interrupt (``signal``) or the timeout records ``cancelled=True``."""
-    tail = _Tail(command, post)
+    an interrupt (``signal``) or the timeout records ``cancelled=True``. ``mask_secrets``: mask the known
+    secrets (see the module docstring) in all that is recorded or shown."""
+    masker = SecretMasker.from_environment() if mask_secrets else None
+    masker = masker or None  # no secret known: nothing to mask
+    tail = _Tail(command, post, masker)
     result = await run_shell(command, cwd=cwd, signal=signal, on_output=tail.add, timeout=timeout)
+    output = result.output
+    if masker is not None:
+        command, output = masker.mask(command)[0], masker.mask(output)[0]
+        if result.full_output_path and os.path.isfile(result.full_output_path):
+            masker.mask_file(result.full_output_path)
     return BashExecutionMessage(
         command=command,
-        output=result.output,
+        output=output,
         exit_code=result.exit_code,
         cancelled=result.cancelled,
         truncated=result.truncated,

@@ -24,6 +24,7 @@ from ..agent_core import OpaqueMessage, from_pi_json, to_pi_json, visibility
 from ..ai import AssistantMessage, ImageContent, TextContent, ThinkingContent
 from ..ai.types import ToolCall, ToolResultMessage, UserMessage
 from ..coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from ..coding_agent.secrets import has_masked
 
 __all__ = ["MessagesView", "message_markdown", "message_text", "messages_mimebundle"]
 
@@ -257,8 +258,12 @@ def _assistant(out: _Out, m: AssistantMessage, streaming: bool) -> None:
         out.quiet(_footer(m))
 
 
+_MASKED_MARK = "secrets masked"
+
+
 def _tool_result(out: _Out, m: ToolResultMessage) -> None:
-    out.header("Tool result", m.tool_name, ["✗ error" if m.is_error else None])
+    masked = any(has_masked(getattr(block, "text", None)) for block in m.content)
+    out.header("Tool result", m.tool_name, ["✗ error" if m.is_error else None, _MASKED_MARK if masked else None])
     if not m.content:
         out.line("(no output)")
     for block in m.content:
@@ -276,6 +281,8 @@ def _bash(out: _Out, m: BashExecutionMessage) -> None:
     status = ["cancelled"] if m.cancelled else [] if m.exit_code is None else [f"exit {m.exit_code}"]
     if m.truncated:
         status.append(f"truncated — full output: {m.full_output_path}" if m.full_output_path else "truncated")
+    if has_masked(m.output) or has_masked(m.command):
+        status.append(_MASKED_MARK)
     if status:
         out.blocks.append(" · ".join(_code(s) if out.md else s for s in status))
 

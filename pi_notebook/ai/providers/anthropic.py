@@ -35,6 +35,7 @@ from ..events import AssistantMessageEvent, PartialBuilder, final_event
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
+from ..redact import redact
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall
 from .anthropic_convert import build_anthropic_request, supports_adaptive_thinking
@@ -161,7 +162,8 @@ async def stream_anthropic(
     except AnthropicStreamError:
         raise
     except Exception as e:
-        raise AnthropicStreamError(_scrub(_describe(e, anthropic), key)) from e
+        # `from None`: the SDK's own exception may quote the key (the stream keeps only this message).
+        raise AnthropicStreamError(_scrub(_describe(e, anthropic), key)) from None
     yield translation.finish()
 
 
@@ -317,8 +319,9 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 def _scrub(text: str, key: str) -> str:
-    # Belt and braces: an error body echoing request headers must not carry the key into a message.
-    return text.replace(key, "[redacted]") if key else text
+    # Belt and braces: an error echoing request headers (a transport error quotes the header as a bytes repr)
+    # must not carry the key, in any form, into a message.
+    return redact(text, [key])
 
 
 register_provider("anthropic-messages", stream_anthropic)

@@ -8,7 +8,7 @@ does. Importing the module registers the provider for api ``openai-completions``
 
 Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
 turns them into a terminal ``error`` event that keeps the partial message. The API key is only ever handed
-to the SDK, and is blanked out of any error text a server echoes back.
+to the SDK, and is redacted (in every form) from any error text.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..events import AssistantMessageEvent, PartialBuilder, final_event
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
+from ..redact import redact
 from ..stream import register_provider
 from ..types import (
     AssistantMessage,
@@ -282,7 +283,8 @@ def _usage(model: Model, raw: Any) -> Usage:
 
 def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
     """A readable error for an SDK failure: status and the API's message, the cause of a connection error,
-    or what was wrong with a chunk. The key is blanked out, in case a server echoes it."""
+    or what was wrong with a chunk. The key is redacted in every form (a transport error quotes the header
+    as a bytes repr), in case the SDK or a server echoes it."""
     if isinstance(error, sdk.APIStatusError):
         text = f"{error.status_code} {_api_message(error.body) or 'status code (no body)'}"
     elif isinstance(error, sdk.APIConnectionError):
@@ -296,9 +298,7 @@ def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
         text = f"Malformed chunk in the response stream ({error.msg}): {error.doc[:200]!r}"
     else:
         text = str(error)
-    if key:
-        text = text.replace(key, "***")
-    return RuntimeError(text)
+    return RuntimeError(redact(text, [key], marker="***"))
 
 
 def _api_message(body: Any) -> str | None:

@@ -1,5 +1,7 @@
 // bashExecution: a terminal-style block — `$ command`, coloured output, exit code and badges.
 
+import { hasMasked, maskedBadge } from "./masked.js";
+
 export default function renderBash(message, el, x) {
   const term = x.h("div", { class: "pi-term" });
   term.appendChild(
@@ -33,6 +35,7 @@ export default function renderBash(message, el, x) {
       );
     }
   }
+  if (hasMasked(output, message.command)) status.appendChild(maskedBadge(x));
   if (message.excludeFromContext && x.visibility !== "ui") {
     status.appendChild(x.badge("not sent to the LLM", "ui", "Run with %bash! / !!: excluded from the context"));
   }

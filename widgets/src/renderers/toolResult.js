@@ -1,6 +1,8 @@
 // toolResult: what the LLM sees (text as monospace output, images), error styling, a link back to the
 // call, and `details` (UI-only structured data) behind a toggle.
 
+import { hasMasked, maskedBadge } from "./masked.js";
+
 export default function renderToolResult(message, el, x) {
   const id = String(message.toolCallId ?? "");
   const isError = message.isError === true;
@@ -8,6 +10,8 @@ export default function renderToolResult(message, el, x) {
     x.article.classList.add("pi-is-error");
     x.header.appendChild(x.badge("error", "error", "The tool reported an error (isError)"));
   }
+  const texts = Array.isArray(message.content) ? message.content.map((block) => block?.text) : [];
+  if (hasMasked(...texts)) x.header.appendChild(maskedBadge(x));
   const box = x.h(
     "div",
     { class: ["pi-toolresult", isError && "pi-toolresult-error"], id: x.resultAnchor(id), dataset: { toolCallId: id } },
