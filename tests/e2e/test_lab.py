@@ -7,6 +7,7 @@ deliberately with ``PI_NOTEBOOK_UPDATE_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -71,25 +72,32 @@ faux.set_responses([[faux.tool_call("ls", {})], "There is one notebook here."])
 INSPECT = "pi_notebook.inspect(pi_notebook.current_session())"
 
 
+ROLES_CELLS = [
+    SETUP, EVERY_ROLE, "%bash printf '\\033[32mok\\033[0m\\n'; exit 2", "%bash! echo private-token", AGENT_RUN,
+    "%%agent --model faux/faux-1 --tools ls\nWhat is in this folder?", INSPECT,
+]  # fmt: skip
+LIVE_CELLS = [
+    SETUP + "\nfaux.provider.tokens_per_second = 60\nfaux.provider.chunk_chars = 8",
+    # numbered words: a reply repeating itself would be cut by the loop guard
+    'faux.set_responses([" ".join(f"streaming word {i}." for i in range(60)),'
+    ' " ".join(f"stop me {i}." for i in range(400)), "after the stop"])',
+    "%%agent --model faux/faux-1 --tools none\nTalk slowly.",
+    "%%agent --model faux/faux-1 --tools none\nTalk forever.",
+    "%%agent --model faux/faux-1 --tools none\nStill there?",
+]  # fmt: skip
+
+
+def own_notebook(lab, request, cells) -> str:
+    """A notebook (and so a session file) of this test alone: the tests pass in any order."""
+    name = "nb-" + hashlib.sha1(request.node.name.encode()).hexdigest()[:8] + ".ipynb"  # no word a locator sees
+    write_notebook(lab.root / name, cells)
+    return name
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("root")
     home = tmp_path_factory.mktemp("home")
-    write_notebook(
-        root / "roles.ipynb",
-        [SETUP, EVERY_ROLE, "%bash printf '\\033[32mok\\033[0m\\n'; exit 2", "%bash! echo private-token", AGENT_RUN,
-         "%%agent --model faux/faux-1 --tools ls\nWhat is in this folder?", INSPECT],
-    )  # fmt: skip
-    write_notebook(
-        root / "live.ipynb",
-        [SETUP + "\nfaux.provider.tokens_per_second = 60\nfaux.provider.chunk_chars = 8",
-         # numbered words: a reply repeating itself would be cut by the loop guard
-         'faux.set_responses([" ".join(f"streaming word {i}." for i in range(60)),'
-         ' " ".join(f"stop me {i}." for i in range(400)), "after the stop"])',
-         "%%agent --model faux/faux-1 --tools none\nTalk slowly.",
-         "%%agent --model faux/faux-1 --tools none\nTalk forever.",
-         "%%agent --model faux/faux-1 --tools none\nStill there?"],
-    )  # fmt: skip
     server = Lab(root, home)
     yield server
     server.stop()
@@ -149,8 +157,8 @@ def assert_inside(box, outer, what: str) -> None:
     )
 
 
-def test_every_role_the_inspector_and_no_script_runs(lab, page):
-    open_notebook(page, lab, "roles.ipynb")
+def test_every_role_the_inspector_and_no_script_runs(lab, page, request):
+    open_notebook(page, lab, own_notebook(lab, request, ROLES_CELLS))
     set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     wait_idle(page, timeout=120_000)
@@ -249,8 +257,8 @@ def check_inspector_layout(page, inspector) -> None:
     set_notebook_width(page, NOTEBOOK_WIDTH)
 
 
-def test_replies_stream_live_and_the_stop_button_stops(lab, page):
-    open_notebook(page, lab, "live.ipynb")
+def test_replies_stream_live_and_the_stop_button_stops(lab, page, request):
+    open_notebook(page, lab, own_notebook(lab, request, LIVE_CELLS))
     set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     streaming = page.locator("article[data-role=assistant]")
@@ -290,8 +298,8 @@ def _chromium_present():
     assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
 
 
-def test_notebook_7_renders_the_same_views(lab, page):
-    page.goto(f"{lab.url}/notebooks/roles.ipynb")
+def test_notebook_7_renders_the_same_views(lab, page, request):
+    page.goto(f"{lab.url}/notebooks/{own_notebook(lab, request, ROLES_CELLS)}")
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     for attempt in range(3):  # Run All before the kernel is attached silently runs nothing: try again
         page.wait_for_timeout(3000)
@@ -328,8 +336,8 @@ def test_a_saved_notebook_re_renders_without_a_kernel(lab, page):
     assert page.locator("article[data-role=user]").count() == 1
 
 
-def test_the_dark_theme_keeps_messages_readable(lab, page):
-    open_notebook(page, lab, "roles.ipynb")
+def test_the_dark_theme_keeps_messages_readable(lab, page, request):
+    open_notebook(page, lab, own_notebook(lab, request, ROLES_CELLS))
     set_notebook_width(page, NOTEBOOK_WIDTH)
     run_all(page)
     wait_idle(page, timeout=120_000)
