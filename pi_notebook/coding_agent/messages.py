@@ -26,8 +26,8 @@ class BashExecutionMessage(PiModel):
     """The command as typed."""
     output: str = ""
     """Combined stdout+stderr, sanitised, possibly tail-truncated."""
-    exit_code: int | None = None
-    """Exit status; ``None`` when the command was killed or cancelled."""
+    exit_code: Number | None = None
+    """Exit status; ``None`` when the command was killed or cancelled (Pi types it as a number)."""
     cancelled: bool = False
     """True when the user interrupted the command."""
     truncated: bool = False
@@ -77,8 +77,8 @@ class CompactionSummaryMessage(PiModel):
     """Message tag, always ``"compactionSummary"``."""
     summary: str
     """The summary text."""
-    tokens_before: int
-    """Context tokens before compaction."""
+    tokens_before: Number
+    """Context tokens before compaction (Pi types it as a number: extensions write fractions)."""
     timestamp: Number = Field(default_factory=now_ms)
     """Unix milliseconds."""
 
@@ -102,14 +102,25 @@ def bash_execution_to_text(message: BashExecutionMessage | dict[str, Any]) -> st
     if m.cancelled:
         text += "\n\n(command cancelled)"
     elif m.exit_code is not None and m.exit_code != 0:
-        text += f"\n\nCommand exited with code {m.exit_code}"
+        text += f"\n\nCommand exited with code {_js_number(m.exit_code)}"
     if m.truncated and m.full_output_path:
         text += f"\n\n[Output truncated. Full output: {m.full_output_path}]"
     return text
 
 
+def _js_number(value: Any) -> str:
+    # JS prints an integral float without ".0": `${2.0}` is "2".
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _llm_timestamp(timestamp: Any) -> Any:
+    # A summary or custom message built from an entry without a readable timestamp has ``None`` (Pi: NaN);
+    # the LLM message needs a number, and no provider request carries it: 0.
+    return 0 if timestamp is None else timestamp
+
+
 def _user_text(text: str, timestamp: Any) -> UserMessage:
-    return UserMessage(content=[TextContent(text=text)], timestamp=timestamp)
+    return UserMessage(content=[TextContent(text=text)], timestamp=_llm_timestamp(timestamp))
 
 
 def _bash_to_llm(m: BashExecutionMessage) -> UserMessage | None:
@@ -122,7 +133,7 @@ def _custom_to_llm(m: CustomMessage) -> UserMessage:
         content: Any = [TextContent(text=m.content)]
     else:
         content = [block.model_copy(deep=True) for block in m.content]
-    return UserMessage(content=content, timestamp=m.timestamp)
+    return UserMessage(content=content, timestamp=_llm_timestamp(m.timestamp))
 
 
 def _branch_summary_to_llm(m: BranchSummaryMessage) -> UserMessage:

@@ -11,7 +11,10 @@ Pi. Where Pi loses data or hangs, this module does better, on purpose:
   asked); a file without a valid header opens empty with a warning, and appends to it are refused;
 * JSON lines that are not entry objects and ``message`` entries without a message are skipped with a warning;
   ``parentId`` cycles are reported and walks stop at them; a cut last line gets a newline before our first;
-* a second writer is refused (:class:`SessionLockedError`); appending to a v1 file (no stable ids) is refused.
+* a lost line costs only itself, a file Pi wrote twice loads once, clashing ids stay reachable
+  (:mod:`.session_load`: the tree is repaired in memory, the file is never rewritten);
+* a second writer is refused (:class:`SessionLockedError`); appending to a v1 file (no stable ids) is refused;
+* appends are atomic with respect to the leaf (read it, write the entry, move it), from any thread.
 """
 
 from __future__ import annotations
@@ -20,30 +23,20 @@ import errno
 import json
 import os
 import re
+import threading
 import time
 import uuid
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pydantic import ValidationError
-
 from ..agent_core import as_agent_message
-from .session_context import DEFAULT_LEAF, DefaultLeaf, context_at, gc_paused, path_to_leaf
+from .session_context import DEFAULT_LEAF, DefaultLeaf, build_tree, context_at, gc_paused, path_to_leaf
 from .session_context import SessionContext as SessionContext
+from .session_context import SessionTreeNode as SessionTreeNode
 from .session_context import build_session_context as build_session_context
 from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
-from .session_entries import (
-    ENTRY_TYPES,
-    js_trim,
-    migrate_values,
-    new_entry_id,
-    not_an_entry,
-    parse_entry,
-    parse_iso_ms,
-    read_json_lines,
-)
+from .session_entries import ENTRY_TYPES, js_trim, new_entry_id, written_id
 from .session_entries import BranchSummaryEntry as BranchSummaryEntry
 from .session_entries import CompactionEntry as CompactionEntry
 from .session_entries import CustomEntry as CustomEntry
@@ -57,6 +50,7 @@ from .session_entries import SessionMessageEntry as SessionMessageEntry
 from .session_entries import SessionWarning as SessionWarning
 from .session_entries import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
 from .session_entries import UnknownEntry as UnknownEntry
+from .session_load import load_session_text
 
 try:
     import fcntl
@@ -89,18 +83,6 @@ class EntryNotFoundError(SessionError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
-
-
-@dataclass
-class SessionTreeNode:
-    """One entry in :meth:`SessionFile.get_tree`."""
-
-    entry: SessionEntry
-    """The entry."""
-    children: list[SessionTreeNode] = field(default_factory=list)
-    """Child nodes, oldest timestamp first."""
-    label: str | None = None
-    """The entry's current label, if any."""
 
 
 # --- writing like Pi ----------------------------------------------------------------------------------
@@ -172,6 +154,8 @@ class SessionFile:
         self._line_of: dict[int, int] = {}
         self._leaf_id: str | None = None
         self._needs_newline = False
+        # Held from reading the leaf to moving it (and by close): appends from several threads form one branch.
+        self._lock = threading.RLock()
         self.warnings: list[str] = []
         """What was skipped or odd while loading, one short line each, with its line number."""
 
@@ -239,73 +223,15 @@ class SessionFile:
         except UnicodeDecodeError as e:
             self._warn(f"byte {e.start}: not valid UTF-8; bad bytes read as U+FFFD (as Pi does)")
             text = data.decode("utf-8", errors="replace")
-        parsed, notes = read_json_lines(text)
-        try:
-            self._load_entries(parsed, notes)
-        finally:  # report in line order
-            for line, note in sorted(notes, key=lambda n: n[0]):
-                self._warn(f"line {line}: {note}")
-        self._check_parents()
-
-    def _load_entries(self, parsed: list[tuple[int, Any]], notes: list[tuple[int, str]]) -> None:
-        line, header = parsed[0] if parsed else (1, None)
-        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
-            what = "not a session header" if parsed else "the file is empty"
-            notes.append((line, f"{what}: read as empty (Pi would overwrite the file); appends refused"))
-            return
-        version = header.get("version")
-        if version is None:
-            version = 1  # v1 headers have no version
-        elif isinstance(version, bool) or not isinstance(version, int | float):
-            notes.append((line, f"header version {version!r} is not a number; read as 3"))
-            version = CURRENT_SESSION_VERSION
-        elif version > CURRENT_SESSION_VERSION:
-            notes.append((line, f"version {version} is newer than 3; unknown entry types are kept as is"))
-        migrate_values([value for _, value in parsed], version)
-        try:
-            self._header = SessionHeader.model_validate(header)
-        except ValidationError as e:
-            notes.append((line, f"{e.error_count()} invalid header field(s); only the id is kept"))
-            self._header = SessionHeader(id=header["id"])
-        if version < CURRENT_SESSION_VERSION:  # migrated in memory only
-            self._header = self._header.model_copy(update={"version": CURRENT_SESSION_VERSION})
-        self._file_version = version
-        for line, value in parsed[1:]:
-            problem = not_an_entry(value)
-            if problem is None:
-                entry, problem = parse_entry(value)
-                if entry.id in self._by_id:
-                    notes.append((line, f"duplicate id {entry.id!r}; lookups find this later entry"))
-                self._register(entry)
-                self._line_of[id(entry)] = line
-            if problem is not None:
-                notes.append((line, problem))
-
-    def _check_parents(self) -> None:
-        """Warn about missing parents and ``parentId`` cycles (walks stop at cycles instead of looping)."""
-        done: set[int] = set()
+        loaded = load_session_text(text)
+        self._header, self._file_version = loaded.header, loaded.version
+        self._entries, self._by_id, self._line_of = loaded.entries, loaded.by_id, loaded.line_of
         for entry in self._entries:
-            parent_id = entry.parent_id
-            if isinstance(parent_id, str) and parent_id and parent_id not in self._by_id:
-                self._warn(f"line {self._line_of[id(entry)]}: parent {parent_id!r} is missing: a root here")
-            chain: list[Any] = []
-            current: Any = entry
-            while current is not None and id(current) not in done:
-                done.add(id(current))
-                chain.append(current)
-                current = self._parent(current)
-            if current is not None and any(current is e for e in chain):
-                cycle = chain[next(i for i, e in enumerate(chain) if e is current) :]
-                where = f"line {self._line_of[id(cycle[0])]}"
-                if len(cycle) == 1:
-                    self._warn(f"{where}: entry {current.id!r} is its own parent; walks stop there")
-                else:
-                    ids = " -> ".join(repr(e.id) for e in [*cycle, cycle[0]])
-                    self._warn(f"{where}: parentId cycle {ids}; walks stop where it closes")
-
-    def _parent(self, entry: Any) -> Any:
-        parent_id = entry.parent_id
-        return self._by_id.get(parent_id) if isinstance(parent_id, str) and parent_id else None
+            if isinstance(entry, LabelEntry):
+                self._track_label(entry)
+        self._leaf_id = loaded.leaf_id
+        for _, note in loaded.notes:
+            self._warn(note)
 
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -316,15 +242,19 @@ class SessionFile:
         self._by_id[entry.id] = entry
         self._leaf_id = entry.id
         if isinstance(entry, LabelEntry):
-            if entry.label:
-                self._labels[entry.target_id] = entry.label
-            else:
-                self._labels.pop(entry.target_id, None)
+            self._track_label(entry)
+
+    def _track_label(self, entry: LabelEntry) -> None:
+        if entry.label:
+            self._labels[entry.target_id] = entry.label
+        else:
+            self._labels.pop(entry.target_id, None)
 
     def close(self) -> None:
         """Release the writer lock and close the file; appends then raise :class:`SessionClosedError`."""
-        self._closed = True
-        fh, self._fh = self._fh, None
+        with self._lock:  # not under an append that another thread is writing
+            self._closed = True
+            fh, self._fh = self._fh, None
         if fh is not None:
             fh.close()  # releases the lock
 
@@ -411,54 +341,33 @@ class SessionFile:
         Roots have a ``null``, missing or self parent; children are sorted by timestamp (stable). Entries in
         a ``parentId`` cycle are kept (Pi drops them): the first of each cycle in file order becomes a root.
         """
-        nodes = [SessionTreeNode(e, [], self._labels.get(e.id)) for e in self._entries]
-        node_of = {n.entry.id: n for n in nodes}
-        parent_of: dict[int, SessionTreeNode] = {}
-        for node in nodes:
-            parent_id = node.entry.parent_id
-            parent = node_of.get(parent_id) if isinstance(parent_id, str) and parent_id != node.entry.id else None
-            if parent is not None:
-                parent.children.append(node)
-                parent_of[id(node)] = parent
-        roots = [node for node in nodes if id(node) not in parent_of]
-        reached: set[int] = set()
-        for node in [*roots, *nodes]:
-            if id(node) in reached:
-                continue
-            if id(node) in parent_of:  # not reachable from a root: a cycle, cut at its first entry
-                parent_of[id(node)].children.remove(node)
-                roots.append(node)
-            stack = [node]
-            while stack:
-                current = stack.pop()
-                reached.add(id(current))
-                stack.extend(current.children)
-        for node in nodes:
-            if len(node.children) > 1:
-                node.children.sort(key=_time_key)
-        return roots
+        return build_tree(self._entries, self._labels)
 
     # -- moving the leaf --------------------------------------------------------------------------------
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf to an existing entry; the next append starts a new branch there."""
-        self._require(entry_id)
-        self._leaf_id = entry_id
+        with self._lock:
+            self._require(entry_id)
+            self._leaf_id = entry_id
 
     def reset_leaf(self) -> None:
         """Move the leaf before the first entry: the next append is a new root."""
-        self._leaf_id = None
+        with self._lock:
+            self._leaf_id = None
 
     def branch_with_summary(
         self, target_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
     ) -> BranchSummaryEntry:
-        """Move the leaf to ``target_id`` (``None``: a new root) and append a ``branch_summary`` there."""
-        self._check_writable()
-        if target_id is not None:
-            self._require(target_id)
-        self._leaf_id = target_id
-        fields = {"fromId": target_id if target_id is not None else "root", "summary": summary}
-        return self._append("branch_summary", fields, details=details, fromHook=from_hook)
+        """Move the leaf to ``target_id`` (``None``: a new root) and append a ``branch_summary`` there, in one
+        step (no append from another thread comes in between)."""
+        with self._lock:
+            self._check_writable()
+            if target_id is not None:
+                self._require(target_id)
+            self._leaf_id = target_id
+            fields = {"fromId": target_id if target_id is not None else "root", "summary": summary}
+            return self._append("branch_summary", fields, details=details, fromHook=from_hook)
 
     def _require(self, entry_id: str) -> None:
         if entry_id not in self._by_id:
@@ -511,9 +420,10 @@ class SessionFile:
 
     def append_label_change(self, target_id: str, label: str | None) -> LabelEntry:
         """Label an entry; ``None`` or ``""`` clears its label."""
-        self._check_writable()
-        self._require(target_id)
-        return self._append("label", {"targetId": target_id}, label=label)
+        with self._lock:
+            self._check_writable()
+            self._require(target_id)
+            return self._append("label", {"targetId": target_id}, label=label)
 
     def append_session_info(self, name: str) -> SessionInfoEntry:
         """Name the session (trimmed; an empty name does not rename it)."""
@@ -536,25 +446,31 @@ class SessionFile:
             )
 
     def _append(self, entry_type: str, fields: dict[str, Any], **optional: Any) -> Any:
-        self._check_writable()
-        raw = {"type": entry_type, "id": new_entry_id(self._by_id), "parentId": self._leaf_id}
-        raw["timestamp"] = iso_now()
-        raw.update(fields)
-        raw.update((key, value) for key, value in optional.items() if value is not None)
-        entry = ENTRY_TYPES[entry_type].model_validate(raw)
-        line = dumps_line(entry.to_pi_json()) + "\n"
-        if self._needs_newline:  # the file ends in a cut line: keep ours off it
-            line = "\n" + line
-        assert self._fh is not None
-        try:
-            self._fh.write(line.encode("utf-8"))
-            self._fh.flush()
-        except OSError:
-            self._needs_newline = True  # part of the line may be on disk: start the next one on a fresh line
-            raise
-        self._needs_newline = False
-        self._register(entry)
-        return entry
+        """Write one entry under the leaf and move the leaf to it: one atomic step under ``self._lock``."""
+        with self._lock:
+            self._check_writable()
+            leaf = self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+            parent = written_id(leaf) if leaf is not None else self._leaf_id  # the id the file knows it by
+            raw = {"type": entry_type, "id": new_entry_id(self._by_id), "parentId": parent}
+            raw["timestamp"] = iso_now()
+            raw.update(fields)
+            raw.update((key, value) for key, value in optional.items() if value is not None)
+            entry = ENTRY_TYPES[entry_type].model_validate(raw)
+            line = dumps_line(entry.to_pi_json()) + "\n"
+            if self._needs_newline:  # the file ends in a cut line: keep ours off it
+                line = "\n" + line
+            assert self._fh is not None
+            try:
+                self._fh.write(line.encode("utf-8"))
+                self._fh.flush()
+            except OSError:
+                self._needs_newline = True  # part of the line may be on disk: start the next one on a fresh line
+                raise
+            self._needs_newline = False
+            if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
+                entry.set_in_memory(parent_id=self._leaf_id)
+            self._register(entry)
+            return entry
 
     def write_migrated(self, path: str | os.PathLike[str]) -> Path:
         """Write this session, as version 3, to a new file (``FileExistsError`` if ``path`` exists).
@@ -568,8 +484,3 @@ class SessionFile:
         with open(path, "xb") as f:
             f.write(("\n".join(lines) + "\n").encode("utf-8"))
         return Path(path)
-
-
-def _time_key(node: SessionTreeNode) -> float:
-    ms = parse_iso_ms(node.entry.timestamp)
-    return float("inf") if ms is None else ms

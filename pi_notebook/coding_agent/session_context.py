@@ -2,7 +2,7 @@
 
 Walk from the leaf to the root; the last thinking level and model on the path win; the last compaction
 replaces what precedes its ``first_kept_entry_id`` with a summary; branch summaries and custom messages become
-their AgentMessages.
+their AgentMessages. Also here: the entries as a tree (``SessionFile.get_tree``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..agent_core import to_pi_json
+from pydantic import ValidationError
+
+from ..agent_core import OpaqueMessage, to_pi_json
 from .messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from .session_entries import (
     BranchSummaryEntry,
@@ -48,6 +50,18 @@ class SessionContext:
             "thinkingLevel": self.thinking_level,
             "model": dict(self.model) if self.model is not None else None,
         }
+
+
+@dataclass
+class SessionTreeNode:
+    """One entry in :meth:`SessionFile.get_tree`."""
+
+    entry: SessionEntry
+    """The entry."""
+    children: list[SessionTreeNode] = field(default_factory=list)
+    """Child nodes, oldest timestamp first."""
+    label: str | None = None
+    """The entry's current label, if any."""
 
 
 class DefaultLeaf(Enum):
@@ -183,10 +197,61 @@ def nested_details(entries: list[Any]) -> dict[str, list[str]]:
 
 
 def _dated(cls: Any, fields: dict[str, Any], iso: Any) -> Any:
-    """A message built from an entry, its timestamp = ``Date.parse(entry.timestamp)`` (``null`` for NaN)."""
+    """A message built from an entry, its timestamp = ``Date.parse(entry.timestamp)`` (``null`` for NaN).
+
+    If the entry's fields do not make a valid message, an :class:`OpaqueMessage` (kept, never sent) and a
+    warning: a damaged field costs that message, not the context.
+    """
     ms = parse_iso_ms(iso)
-    message = cls.model_validate({**fields, "timestamp": 0 if ms is None else ms})
+    try:
+        message = cls.model_validate({**fields, "timestamp": 0 if ms is None else ms})
+    except ValidationError as e:
+        raw = {"role": cls.model_fields["role"].default, **fields, "timestamp": ms}
+        role = raw["role"]
+        warnings.warn(
+            f"a {role!r} message could not be built ({e.errors()[0]['msg']}); not sent", SessionWarning, stacklevel=3
+        )
+        return OpaqueMessage(raw=raw, reason=f"invalid {role!r} message: {e}")
     if ms is None:
         message.timestamp = None
         message._explicit_nulls = message._explicit_nulls | {"timestamp"}
     return message
+
+
+def build_tree(entries: list[Any], labels: dict[str, str]) -> list[SessionTreeNode]:
+    """The entries as a forest (``SessionFile.get_tree``): the roots, in file order, each node with its label.
+
+    Roots have a ``null``, missing or self parent; children are sorted by timestamp (stable). Entries in a
+    ``parentId`` cycle are kept (Pi drops them): the first of each cycle in file order becomes a root.
+    """
+    nodes = [SessionTreeNode(e, [], labels.get(e.id)) for e in entries]
+    node_of = {n.entry.id: n for n in nodes}
+    parent_of: dict[int, SessionTreeNode] = {}
+    for node in nodes:
+        parent_id = node.entry.parent_id
+        parent = node_of.get(parent_id) if isinstance(parent_id, str) and parent_id != node.entry.id else None
+        if parent is not None:
+            parent.children.append(node)
+            parent_of[id(node)] = parent
+    roots = [node for node in nodes if id(node) not in parent_of]
+    reached: set[int] = set()
+    for node in [*roots, *nodes]:
+        if id(node) in reached:
+            continue
+        if id(node) in parent_of:  # not reachable from a root: a cycle, cut at its first entry
+            parent_of[id(node)].children.remove(node)
+            roots.append(node)
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            reached.add(id(current))
+            stack.extend(current.children)
+    for node in nodes:
+        if len(node.children) > 1:
+            node.children.sort(key=_time_key)
+    return roots
+
+
+def _time_key(node: SessionTreeNode) -> float:
+    ms = parse_iso_ms(node.entry.timestamp)
+    return float("inf") if ms is None else ms

@@ -11,19 +11,25 @@ import copy
 import json
 import re
 import uuid
+import warnings
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from ..agent_core import AgentMessage, from_pi_json, to_pi_json
+from ..agent_core import AgentMessage, MessageValidationError, OpaqueMessage, from_pi_json, to_pi_json
 from ..ai import ImageContent, Number, PiModel, TextContent
 from ..ai.jstext import JS_WHITESPACE
 from ..ai.jstext import js_trim as js_trim
 
 CURRENT_SESSION_VERSION = 3
 """The session format version this module writes (Pi's ``CURRENT_SESSION_VERSION``)."""
+
+
+class SessionWarning(UserWarning):
+    """Something in a session file was skipped or looks wrong; the load carried on."""
+
 
 # --- JavaScript-compatible helpers ----------------------------------------------------------------------
 
@@ -96,15 +102,16 @@ def new_entry_id(taken: Iterable[str] | Any) -> str:
     return str(uuid.uuid4())
 
 
-def read_json_lines(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
-    """Pi's reading of a session file: ``[(line number, parsed JSON)]`` and ``[(line number, problem)]``.
+def read_json_lines(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, str]], dict[int, str]]:
+    """Pi's reading of a session file: ``[(line number, parsed JSON)]``, ``[(line number, problem)]`` and
+    ``{line number: text}`` of the lines that are not JSON (what is left of them may still name an id).
 
     The text is split on "\\n" only (``str.splitlines()`` would break raw U+2028/U+0085 inside strings),
     trimmed as JS ``trim()`` does (a leading BOM goes), and blank lines are dropped.
     """
     lines = text.split("\n")
     filled = [i for i, line in enumerate(lines) if line.strip(JS_WHITESPACE)]
-    parsed, problems = [], []
+    parsed, problems, unreadable = [], [], {}
     for i in filled:
         line = lines[i]
         if i == filled[0]:
@@ -116,7 +123,8 @@ def read_json_lines(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, s
         except (ValueError, RecursionError) as e:
             reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e) or type(e).__name__
             problems.append((i + 1, f"not valid JSON ({reason}), skipped"))
-    return parsed, problems
+            unreadable[i + 1] = line
+    return parsed, problems, unreadable
 
 
 def _reject_constant(name: str) -> Any:
@@ -212,10 +220,16 @@ class _EntryBase(PiModel):
     """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
 
     def to_pi_json(self) -> dict[str, Any]:
-        """The entry as Pi's JSON, keys in the order Pi writes them."""
+        """The entry as Pi's JSON, keys in the order Pi writes them (``id``/``parentId`` as the file has them)."""
         data = super().to_pi_json()
         head = {key: data.pop(key) for key in ("type", *self._leading_keys) if key in data}
-        return {**head, **data}
+        written = self.__pydantic_private__.get(_AS_WRITTEN)
+        return {**head, **data, **written} if written else {**head, **data}
+
+    def set_in_memory(self, *, id: str | None = None, parent_id: str | None = None) -> None:
+        """Change ``id`` or ``parent_id`` in memory only (a repair of the tree made while loading):
+        :meth:`to_pi_json` keeps giving the values the file holds. See :func:`written_id`."""
+        _set_in_memory(self, id, parent_id)
 
 
 class SessionMessageEntry(_EntryBase):
@@ -247,7 +261,17 @@ class SessionMessageEntry(_EntryBase):
         """The typed AgentMessage (an ``OpaqueMessage`` for a role nobody registered), typed on first use."""
         private = self.__pydantic_private__  # direct: private attributes are slow to reach one by one
         if private["_message"] is None:
-            private["_message"] = from_pi_json(private["_raw_message"])
+            raw = private["_raw_message"]
+            try:
+                private["_message"] = from_pi_json(raw, lenient=False)
+            except MessageValidationError as e:  # a damaged field costs this message only, said once
+                private["_message"] = OpaqueMessage(raw=raw, reason=str(e))
+                warnings.warn(
+                    f"message entry {self.id!r}: invalid {e.role!r} message ({_fields_of(e.error)}); kept as "
+                    "written, not sent to the LLM",
+                    SessionWarning,
+                    stacklevel=2,
+                )
         return private["_message"]
 
     @property
@@ -263,6 +287,17 @@ class SessionMessageEntry(_EntryBase):
     def to_pi_json(self) -> dict[str, Any]:
         """The entry as Pi's JSON (the message as the file holds it, copied)."""
         return {**super().to_pi_json(), "message": copy.deepcopy(self.raw_message)}
+
+
+def _fields_of(error: Any) -> str:
+    """``field: problem`` for the first errors of a validation error (the union tag left out of the path)."""
+    if isinstance(error, str):
+        return error
+    out = []
+    for err in error.errors()[:3]:
+        loc = [str(part) for part in err["loc"]]
+        out.append(f"{'.'.join(loc[1:] or loc)}: {err['msg']}")
+    return "; ".join(out)
 
 
 class ThinkingLevelChangeEntry(_EntryBase):
@@ -399,7 +434,38 @@ class UnknownEntry(PiModel):
 
     def to_pi_json(self) -> dict[str, Any]:
         """The raw JSON, unchanged (a copy)."""
-        return copy.deepcopy(self._raw) if self._raw else super().to_pi_json()
+        if self._raw:
+            return copy.deepcopy(self._raw)
+        data = super().to_pi_json()
+        written = self.__pydantic_private__.get(_AS_WRITTEN)
+        return {**data, **written} if written else data
+
+    def set_in_memory(self, *, id: str | None = None, parent_id: str | None = None) -> None:
+        """Change ``id`` or ``parent_id`` in memory only; :meth:`to_pi_json` keeps the raw JSON."""
+        _set_in_memory(self, id, parent_id)
+
+
+# Key, in an entry's pydantic private dict, of {"id"?, "parentId"?} as the file has them. Set only on entries the
+# loader repaired (not a declared PrivateAttr: a default on every entry would slow loading).
+_AS_WRITTEN = "_as_written"
+
+
+def _set_in_memory(entry: Any, new_id: str | None, parent_id: str | None) -> None:
+    private = entry.__pydantic_private__
+    written = dict(private.get(_AS_WRITTEN) or {})
+    if new_id is not None:
+        written.setdefault("id", entry.id)
+        entry.id = new_id
+    if parent_id is not None:
+        written.setdefault("parentId", entry.parent_id)
+        entry.parent_id = parent_id
+    private[_AS_WRITTEN] = written
+
+
+def written_id(entry: Any) -> str:
+    """The entry's id as the file holds it (differs from ``entry.id`` after :meth:`set_in_memory`)."""
+    written = entry.__pydantic_private__.get(_AS_WRITTEN)
+    return written["id"] if written and "id" in written else entry.id
 
 
 SessionEntry = (
@@ -435,7 +501,3 @@ def parse_entry(raw: dict[str, Any]) -> tuple[SessionEntry, str | None]:
         fields = ", ".join(".".join(map(str, err["loc"])) or "?" for err in e.errors()[:3])
         reason = f"invalid {raw['type']!r} entry ({fields})"
         return UnknownEntry.from_raw(raw, reason), f"{reason} kept as an unknown entry"
-
-
-class SessionWarning(UserWarning):
-    """Something in a session file was skipped or looks wrong; the load carried on."""

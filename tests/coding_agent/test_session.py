@@ -263,10 +263,14 @@ def test_first_parsed_line_must_be_the_header(tmp_path: Path) -> None:
 
 
 def test_duplicate_header_ignored_and_duplicate_ids_reported(tmp_path: Path) -> None:
-    path = write(tmp_path / "d.jsonl", HEADER, M("u1", None, "a"), HEADER, M("u1", None, "b"))
+    other = {**HEADER, "id": "another-session"}
+    path = write(tmp_path / "d.jsonl", HEADER, M("u1", None, "a"), HEADER, M("u1", None, "b"), other)
     session = quiet_open(path, readonly=True)
     assert len(session.entries) == 2 and session.get_entry("u1").message.content == "b"
-    assert "second session header" in session.warnings[0] and "duplicate id" in session.warnings[1]
+    assert session.get_entry("u1@2").message.content == "a"  # the earlier copy, renamed in memory
+    assert session.warnings[0].startswith("line 3: repeats line 1 exactly")  # the same header again
+    assert "'u1' was already used on line 2" in session.warnings[1]
+    assert "second session header" in session.warnings[2]
 
 
 def test_missing_parent_makes_a_root(tmp_path: Path) -> None:
