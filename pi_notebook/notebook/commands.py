@@ -9,10 +9,14 @@ from typing import Any
 from IPython.core.error import UsageError
 from traitlets import TraitError
 
+from ..coding_agent.pi_sessions import is_draft
 from ..coding_agent.session import EntryNotFoundError, SessionFile, SessionLockedError
 from .models_command import default_model_line
+from .pi_layout import pi_sessions_for, session_lines
 
-SESSION_USAGE = "%agent_session [new | open PATH | list | branch ID | label ID TEXT]"
+SESSION_USAGE = "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT]"
+SHOWN_WARNINGS = 5
+"""Loading warnings printed when a session is opened; the rest are counted (all are in ``file.warnings``)."""
 
 
 def session_command(session: Any, line: str) -> None:
@@ -27,16 +31,21 @@ def session_command(session: Any, line: str) -> None:
     elif command == "new" and not rest:
         session.switch_to(*session.open_fresh())
         print(session.describe())
+    elif command == "open" and not rest:
+        _list_pi_sessions(session)
     elif command == "open" and len(rest) == 1:
-        path = Path(rest[0]).expanduser()
+        path = _pi_session_numbered(session, rest[0]) if rest[0].isdigit() else Path(rest[0]).expanduser()
         if not path.is_file():
             raise UsageError(f"no session file at {path}")
         try:
             session.switch_to(SessionFile.open(path))
         except SessionLockedError as e:
             raise UsageError(str(e)) from e
-        for warning in session.file.warnings:
+        warnings = session.file.warnings
+        for warning in warnings[:SHOWN_WARNINGS]:
             print(f"warning: {warning}")
+        if len(warnings) > SHOWN_WARNINGS:
+            print(f"... and {len(warnings) - SHOWN_WARNINGS} more warnings (current_session().file.warnings)")
         print(session.describe())
     elif command == "list" and not rest:
         print("\n".join(session.entry_lines()) or "(no entries)")
@@ -54,6 +63,31 @@ def session_command(session: Any, line: str) -> None:
         print(f"labelled {rest[0]}: {' '.join(rest[1:])}")
     else:
         raise UsageError(f"usage: {SESSION_USAGE}")
+
+
+def _list_pi_sessions(session: Any) -> None:
+    """``%agent_session open``: Pi's sessions for the kernel's working directory, newest first, numbered."""
+    folder, sessions = pi_sessions_for(session.cwd)
+    if not sessions:
+        print(f"no Pi sessions for {session.cwd} (Pi keeps them in {folder})")
+    else:
+        print(f"Pi sessions for {session.cwd}, newest first (in {folder}):")
+        print("\n".join(session_lines(sessions, session.file.path)))
+        print("open one with %agent_session open N")
+    if is_draft(session.file.path):
+        print("this notebook's session is a draft: Pi lists it once it holds a reply")
+
+
+def _pi_session_numbered(session: Any, word: str) -> Path:
+    """The path of session number ``word`` in the listing of ``%agent_session open``."""
+    _, sessions = pi_sessions_for(session.cwd)
+    number = int(word)
+    if not 1 <= number <= len(sessions):
+        have = f"1 to {len(sessions)}" if sessions else "none"
+        raise UsageError(
+            f"no Pi session {number} for {session.cwd} (numbers: {have}; list them with %agent_session open)"
+        )
+    return sessions[number - 1].path
 
 
 def config_command(config: Any, line: str) -> None:

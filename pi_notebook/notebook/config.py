@@ -4,6 +4,7 @@ In ``ipython_config.py`` / ``ipython_kernel_config.py``::
 
     c.PiNotebook.default_model = "anthropic/claude-sonnet-4-5"
     c.PiNotebook.session_dir = "~/.pi_sessions"
+    c.PiNotebook.session_layout = "pi"  # new sessions where `pi -c` and /resume find them
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from traitlets.config import Configurable
 from ..coding_agent.tools import TOOL_FACTORIES
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+SESSION_LAYOUTS = ("notebook", "pi")
 DEFAULT_TOOLS = "read,bash,edit,write"  # Pi's default active tools
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -54,6 +56,12 @@ class PiNotebook(Configurable):
     system_prompt = Unicode(DEFAULT_SYSTEM_PROMPT, help="System prompt for %%agent.").tag(config=True)
     thinking = Unicode("off", help="Thinking level: off, minimal, low, medium, high, xhigh.").tag(config=True)
     session_dir = Unicode(".pi_sessions", help="Folder for session files, relative to the notebook.").tag(config=True)
+    session_layout = Unicode(
+        "notebook",
+        help="Where new sessions go: 'notebook' (session_dir, next to the notebook) or 'pi' (Pi's own folder for "
+        "the working directory, where `pi -c` and /resume find them; session_dir then keeps only the pointer to "
+        "the notebook's last session).",
+    ).tag(config=True)
     max_turns = Int(20, help="Most LLM calls in one %%agent run (a guard against tool loops); 0 = no limit.").tag(
         config=True
     )
@@ -83,6 +91,12 @@ class PiNotebook(Configurable):
     def _valid_thinking(self, proposal):
         if proposal["value"] not in THINKING_LEVELS:
             raise ValueError(f"thinking must be one of {', '.join(THINKING_LEVELS)}")
+        return proposal["value"]
+
+    @validate("session_layout")
+    def _valid_session_layout(self, proposal):
+        if proposal["value"] not in SESSION_LAYOUTS:
+            raise ValueError(f"session_layout must be notebook or pi, not {proposal['value']!r}")
         return proposal["value"]
 
     def describe(self) -> str:

@@ -24,6 +24,7 @@ from ..coding_agent import BashExecutionMessage, CustomMessage
 from ..coding_agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..coding_agent.compaction import CompactionSettings, Compactor
 from ..coding_agent.context_fit import ContextFitter
+from ..coding_agent.pi_sessions import new_draft_path
 from ..coding_agent.recovery import run_with_recovery
 from ..coding_agent.session import (
     BranchSummaryEntry,
@@ -38,6 +39,7 @@ from ..coding_agent.tools.path_choices import with_path_choices
 from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
+from .pi_layout import busy_copy_path, publish_when_ready
 from .runner import run_blocking
 
 NOTICE = "pi_notebook.notice"
@@ -71,12 +73,20 @@ def notebook_path(shell: Any) -> Path | None:
     return None
 
 
-def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False) -> Path:
-    """Where this notebook's session lives: ``<notebook dir>/<session_dir>/<notebook name>.jsonl``; without a
-    notebook (or with ``fresh``), a new timestamped file in the session folder."""
+def _session_folder(shell: Any, config: PiNotebook) -> Path:
     notebook = notebook_path(shell)
     base = notebook.parent if notebook is not None else Path.cwd()
-    folder = (base / Path(config.session_dir).expanduser()).resolve()
+    return (base / Path(config.session_dir).expanduser()).resolve()
+
+
+def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False, cwd: str | None = None) -> Path:
+    """Where this notebook's session lives: ``<notebook dir>/<session_dir>/<notebook name>.jsonl``; without a
+    notebook (or with ``fresh``), a new timestamped file in the session folder. With ``session_layout = "pi"``,
+    always a new draft in Pi's folder for ``cwd`` (default: the current directory)."""
+    if config.session_layout == "pi":
+        return new_draft_path(cwd or os.getcwd())
+    notebook = notebook_path(shell)
+    folder = _session_folder(shell, config)
     if notebook is not None and not fresh:
         return folder / f"{notebook.stem}.jsonl"
     stem = notebook.stem if notebook is not None else "ipython"
@@ -89,8 +99,7 @@ def _pointer_for(shell: Any, config: PiNotebook) -> Path | None:
     notebook = notebook_path(shell)
     if notebook is None:
         return None
-    default = session_path_for(shell, config)
-    return default.with_name(f"{notebook.stem}.current")
+    return _session_folder(shell, config) / f"{notebook.stem}.current"
 
 
 def last_session_path(shell: Any, config: PiNotebook) -> Path:
@@ -129,7 +138,7 @@ def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
         try:
             return SessionFile.open(path), None
         except SessionLockedError:
-            fresh = path.with_name(f"{path.stem}-{os.getpid()}.jsonl")
+            fresh = busy_copy_path(path, cwd)
             note = f"{path} is in use by another kernel; this kernel records into {fresh.name}"
             return SessionFile.create(fresh, cwd=cwd, parent_session=str(path)), note
     return SessionFile.create(path, cwd=cwd), None
@@ -461,12 +470,18 @@ class NotebookSession:
     def for_shell(cls, shell: Any, config: PiNotebook) -> NotebookSession:
         """Attach to the notebook's session file (created on first use)."""
         cwd = os.getcwd()
-        file, note = open_or_create(last_session_path(shell, config), cwd)
-        return cls(file, config, shell=shell, cwd=cwd, note=note)
+        path = last_session_path(shell, config)
+        created = not path.exists()
+        file, note = open_or_create(path, cwd)
+        session = cls(file, config, shell=shell, cwd=cwd, note=note)
+        if created:  # Pi's folder has no file per notebook: the pointer is the way back
+            remember_session(shell, config, file.path)
+        publish_when_ready(session)
+        return session
 
     def open_fresh(self) -> tuple[SessionFile, str | None]:
         """A new, empty session file for this notebook."""
-        path = session_path_for(self.shell, self.config, fresh=True)
+        path = session_path_for(self.shell, self.config, fresh=True, cwd=self.cwd)
         path.parent.mkdir(parents=True, exist_ok=True)
         return SessionFile.create(path, cwd=self.cwd), None
 

@@ -208,8 +208,8 @@ class PiMagics(Magics):
 
     @line_magic
     def agent_session(self, line: str) -> None:
-        """Show or change the notebook's session: ``%agent_session [new | open PATH | list | branch ID |
-        label ID TEXT]``."""
+        """Show or change the notebook's session: ``%agent_session [new | open [N | PATH] | list | branch ID |
+        label ID TEXT]``; ``open`` alone lists Pi's sessions for this directory, ``open N`` opens one."""
         from .commands import session_command
 
         session_command(self._session(), line)
