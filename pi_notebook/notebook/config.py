@@ -81,6 +81,11 @@ class PiNotebook(Configurable):
         config=True
     )
     keep_recent_tokens = Int(20000, help="How much recent history compaction keeps verbatim.").tag(config=True)
+    mask_secrets = Bool(
+        True,
+        help="Replace the values of known secrets (provider keys, *_API_KEY / *_TOKEN / *_SECRET variables) with "
+        "[masked: NAME] in %bash output and the agent's tool results, before they are stored or sent.",
+    ).tag(config=True)
 
     @validate("tools")
     def _valid_tools(self, proposal):

@@ -26,6 +26,7 @@ from ..coding_agent.compaction import CompactionSettings, Compactor
 from ..coding_agent.context_fit import ContextFitter
 from ..coding_agent.pi_sessions import new_draft_path
 from ..coding_agent.recovery import run_with_recovery
+from ..coding_agent.secrets import mask_tool
 from ..coding_agent.session import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -363,7 +364,8 @@ class NotebookSession:
             system_prompt = LOCAL_SYSTEM_PROMPT if small and default else self.config.system_prompt
         self.agent.set_system_prompt(system_prompt)
         made = [TOOL_FACTORIES[name](self.cwd) for name in names]
-        self.agent.set_tools([with_path_choices(t, self.cwd, prompt) for t in made] if small else made)
+        made = [with_path_choices(t, self.cwd, prompt) for t in made] if small else made
+        self.agent.set_tools([mask_tool(t) for t in made] if self.config.mask_secrets else made)
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]
         limit = self.config.max_turns if max_turns is None else max_turns
         self.agent.max_turns = limit or None
@@ -456,7 +458,7 @@ class NotebookSession:
         async def go(post: Any) -> BashExecutionMessage:
             return await run_user_bash(
                 command, cwd=self.cwd, exclude_from_context=exclude, timeout=timeout,
-                signal=controller.signal, post=post,
+                signal=controller.signal, post=post, mask_secrets=self.config.mask_secrets,
             )  # fmt: skip
 
         message, interrupted = run_blocking(go, on_event=on_event, on_interrupt=lambda _: controller.abort())

@@ -292,7 +292,6 @@ def test_a_masked_tool_masks_partial_results_details_and_keeps_its_error_kind(mo
         asyncio.run(tool.run("2", {"fail": True}, None, updates.append))
 
 
-@pytest.mark.xfail(strict=True, reason="until kernel.py wraps the agent's tools with mask_tool (mask_secrets)")
 def test_the_notebook_agents_tools_send_no_known_secret(shell, server, monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", TOKEN)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
