@@ -11,10 +11,7 @@ import logging
 import os
 import re
 import threading
-import time
-import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..agent_core import Agent, convert_to_llm, prepare_llm_messages, to_pi_json
@@ -24,7 +21,6 @@ from ..coding_agent import BashExecutionMessage, CustomMessage
 from ..coding_agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
 from ..coding_agent.compaction import CompactionSettings, Compactor
 from ..coding_agent.context_fit import ContextFitter
-from ..coding_agent.pi_sessions import new_draft_path
 from ..coding_agent.recovery import run_with_recovery
 from ..coding_agent.secrets import mask_tool
 from ..coding_agent.session import (
@@ -32,7 +28,6 @@ from ..coding_agent.session import (
     CompactionEntry,
     CustomMessageEntry,
     SessionFile,
-    SessionLockedError,
     SessionMessageEntry,
 )
 from ..coding_agent.tools import TOOL_FACTORIES
@@ -40,8 +35,10 @@ from ..coding_agent.tools.path_choices import with_path_choices
 from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
-from .pi_layout import busy_copy_path, publish_when_ready
+from .pi_layout import publish_when_ready
+from .recording import SessionWriter
 from .runner import run_blocking
+from .session_paths import last_session_path, open_or_create, remember_session, session_path_for
 
 NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
@@ -58,91 +55,6 @@ class CompactionNotice:
 
     def __init__(self, message: Any):
         self.message = message
-
-
-def notebook_path(shell: Any) -> Path | None:
-    """The notebook this kernel runs, as front ends tell it (JupyterLab/Notebook: ``JPY_SESSION_NAME`` or
-    ``__session__``; VS Code: ``__vsc_ipynb_file__``), or ``None`` (plain IPython)."""
-    ns = getattr(shell, "user_ns", {}) or {}
-    for candidate in (
-        ns.get("__vsc_ipynb_file__"),
-        ns.get("__session__"),
-        os.environ.get("JPY_SESSION_NAME"),
-    ):
-        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
-            return Path(candidate).expanduser()
-    return None
-
-
-def _session_folder(shell: Any, config: PiNotebook) -> Path:
-    notebook = notebook_path(shell)
-    base = notebook.parent if notebook is not None else Path.cwd()
-    return (base / Path(config.session_dir).expanduser()).resolve()
-
-
-def session_path_for(shell: Any, config: PiNotebook, *, fresh: bool = False, cwd: str | None = None) -> Path:
-    """Where this notebook's session lives: ``<notebook dir>/<session_dir>/<notebook name>.jsonl``; without a
-    notebook (or with ``fresh``), a new timestamped file in the session folder. With ``session_layout = "pi"``,
-    always a new draft in Pi's folder for ``cwd`` (default: the current directory)."""
-    if config.session_layout == "pi":
-        return new_draft_path(cwd or os.getcwd())
-    notebook = notebook_path(shell)
-    folder = _session_folder(shell, config)
-    if notebook is not None and not fresh:
-        return folder / f"{notebook.stem}.jsonl"
-    stem = notebook.stem if notebook is not None else "ipython"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return folder / f"{stem}-{stamp}-{uuid.uuid4().hex[:6]}.jsonl"
-
-
-def _pointer_for(shell: Any, config: PiNotebook) -> Path | None:
-    """``<session folder>/<notebook>.current``: the session this notebook used last (absent: the default one)."""
-    notebook = notebook_path(shell)
-    if notebook is None:
-        return None
-    return _session_folder(shell, config) / f"{notebook.stem}.current"
-
-
-def last_session_path(shell: Any, config: PiNotebook) -> Path:
-    """The session file this notebook used last: the one ``%agent_session new|open`` or ``%%agent --new``
-    switched to (if it still exists), else the notebook's default session file."""
-    pointer = _pointer_for(shell, config)
-    if pointer is not None and pointer.is_file():
-        try:
-            target = Path(pointer.read_text(encoding="utf-8").strip())
-        except (OSError, UnicodeDecodeError):
-            target = None
-        if target is not None and target.is_file():
-            return target
-    return session_path_for(shell, config)
-
-
-def remember_session(shell: Any, config: PiNotebook, path: Path) -> None:
-    """Make ``path`` the session this notebook reattaches to after a restart."""
-    pointer = _pointer_for(shell, config)
-    if pointer is None:
-        return
-    pointer.parent.mkdir(parents=True, exist_ok=True)
-    if Path(path).resolve() == session_path_for(shell, config).resolve():
-        pointer.unlink(missing_ok=True)
-        return
-    temp = pointer.with_name(pointer.name + ".tmp")
-    temp.write_text(str(Path(path).resolve()) + "\n", encoding="utf-8")
-    os.replace(temp, pointer)  # atomic: a crash leaves the old pointer or the new one, never half of one
-
-
-def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
-    """Open the session at ``path`` for writing (creating it if needed). If another kernel holds it, open it
-    read-only and say why: the history is shown but this kernel records into a new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.stat().st_size > 0:
-        try:
-            return SessionFile.open(path), None
-        except SessionLockedError:
-            fresh = busy_copy_path(path, cwd)
-            note = f"{path} is in use by another kernel; this kernel records into {fresh.name}"
-            return SessionFile.create(fresh, cwd=cwd, parent_session=str(path)), note
-    return SessionFile.create(path, cwd=cwd), None
 
 
 class NotebookSession:
@@ -164,8 +76,9 @@ class NotebookSession:
         self.note = note
         self.agent = Agent(None, system_prompt=config.system_prompt)
         self.agent.subscribe(self._on_event)
-        self._pending: list[Any] = []  # shell commands recorded while the agent streams (Pi's rule)
         self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
+        self.writer = SessionWriter(file, self._written)
+        self._running = False  # a run is streaming: what is recorded now joins the history after it (Pi's rule)
         self._post: Any = None  # while a run streams: hands notices to the cell
         self.compactor: Compactor | None = None
         self.fitter: ContextFitter | None = None
@@ -173,6 +86,7 @@ class NotebookSession:
         self._change_listeners: list[Any] = []
         self.branches = BranchPlanner(file)
         self.reload()
+        self._recover()
 
     # --- history --------------------------------------------------------------------------------------
 
@@ -197,40 +111,57 @@ class NotebookSession:
 
     def reload(self) -> None:
         """Rebuild the agent's history from the session file at its leaf."""
-        self._entry_ids = {id(e.message): e.id for e in self.file.get_branch() if isinstance(e, SessionMessageEntry)}
-        context = self.file.build_session_context()
-        self.agent.replace_messages(context.messages)
-        self._context_model = context.model
-        self._context_thinking = context.thinking_level
+        with self.writer.lock:
+            branch = self.file.get_branch()
+            self._entry_ids = {id(e.message): e.id for e in branch if isinstance(e, SessionMessageEntry)}
+            context = self.file.build_session_context()
+            self.agent.replace_messages(context.messages)
+            self._context_model = context.model
+            self._context_thinking = context.thinking_level
         self._changed()
 
     def record(self, message: Any) -> None:
-        """Add any registered AgentMessage to the session (stored, shown, and sent per its converter). While
-        the agent streams it is queued and recorded before the next prompt, so tool calls and results stay
-        together."""
-        if self.agent.is_streaming:
-            self._pending.append(message)
-            return
-        self._entry_ids[id(message)] = self._append(message).id
-        self.agent.append_message(message)
+        """Add any registered AgentMessage to the session (stored, shown, and sent per its converter), from any
+        thread. While a run streams it joins the history when the run ends, as Pi queues it (a tool call and
+        its result stay together), and waits in a journal meanwhile, so a crash does not lose it. A message the
+        file refuses stays in memory (:meth:`check_saved` says so)."""
+        with self.writer.lock:
+            if self._running or self.agent.is_streaming:
+                self.writer.defer(message)
+                return
+            self._release_deferred()
+            self.writer.write(message)
+            self.agent.append_message(message)
         self._changed()
 
-    def _flush_pending(self) -> None:
-        pending, self._pending = self._pending, []
-        for message in pending:
-            self.record(message)
+    def check_saved(self) -> None:
+        """Raise :class:`~.recording.SessionWriteError` (one line) if some messages are not in the file yet."""
+        self.writer.check()
+
+    def _release_deferred(self) -> None:
+        """Messages recorded during the run that just ended: into the file and the history, in their order."""
+        with self.writer.lock:
+            for message in self.writer.release():
+                self.agent.append_message(message)
+
+    def _recover(self) -> None:
+        """Commands a crashed kernel recorded during a run and never wrote: into the history now."""
+        recovered = self.writer.recover()
+        for message in recovered:
+            self.agent.append_message(message)
+        if recovered:
+            n = len(recovered)
+            self.note = (
+                f"recovered {n} message{'s' if n != 1 else ''} recorded during a run the last kernel did not finish"
+            )
+            self._changed()
+
+    def _written(self, message: Any, entry_id: str) -> None:
+        self._entry_ids[id(message)] = entry_id
 
     def _on_event(self, event: Any) -> None:
         if event.type == "message_end":
-            self._entry_ids[id(event.message)] = self._append(event.message).id
-
-    def _append(self, message: Any) -> Any:
-        """Write a message as Pi does: ``custom`` messages as ``custom_message`` entries, the rest as ``message``."""
-        if isinstance(message, CustomMessage):
-            return self.file.append_custom_message_entry(
-                message.custom_type, message.content, display=message.display, details=message.details
-            )
-        return self.file.append_message(message)
+            self.writer.write(event.message)  # a refused write keeps it in memory; the cell says so at its end
 
     def _last_details(self) -> dict[str, Any] | None:
         """The read/modified file lists of the last compaction on this branch (a restart must not lose them)."""
@@ -320,15 +251,15 @@ class NotebookSession:
         """Configure the agent for one ``%%agent`` run and record what changed (model, thinking level, the
         branch a re-run cell starts from). ``prompt`` (the cell's text) lets a small model's tools reach the
         paths it names at any depth."""
-        self._flush_pending()
+        self._release_deferred()
         if self.branches.start_cell(cell_id, self._branch_summarizer(model)):
             self.reload()
         if self._context_model != {"provider": model.provider, "modelId": model.id}:
-            self.file.append_model_change(model.provider, model.id)
+            self.writer.write_entry(lambda: self.file.append_model_change(model.provider, model.id))
             self._context_model = {"provider": model.provider, "modelId": model.id}
         level = thinking or self.config.thinking
         if level != self._context_thinking:
-            self.file.append_thinking_level_change(level)
+            self.writer.write_entry(lambda: self.file.append_thinking_level_change(level))
             self._context_thinking = level
         small = model.api == "local"
         if tools is not None:
@@ -422,7 +353,14 @@ class NotebookSession:
                 future.cancel()
 
         self._notices = []
-        _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
+        with self.writer.lock:
+            self._running = True
+        try:
+            _, interrupted = run_blocking(go, on_event=on_event, on_interrupt=interrupt)
+        finally:
+            with self.writer.lock:
+                self._running = False
+                self._release_deferred()
         said = {m.content for m in self.messages if isinstance(m, CustomMessage) and m.custom_type == NOTICE}
         notices = [
             CustomMessage(custom_type=NOTICE, content=text, display=True) for text in dict.fromkeys(self._notices)
@@ -488,12 +426,17 @@ class NotebookSession:
         return SessionFile.create(path, cwd=self.cwd), None
 
     def switch_to(self, file: SessionFile, note: str | None = None) -> None:
-        """Record into another session file from now on."""
-        self.file.close()
-        self.file, self.note = file, note
+        """Record into another session file from now on (refused while this one holds unwritten messages)."""
+        with self.writer.lock:
+            self._release_deferred()
+            self.check_saved()
+            self.file.close()
+            self.file, self.note = file, note
+            self.writer = SessionWriter(file, self._written)
         remember_session(self.shell, self.config, file.path)
         self.branches = BranchPlanner(file)
         self.reload()
+        self._recover()
 
     def describe(self) -> str:
         """File, entry count and leaf, for ``%agent_session``."""

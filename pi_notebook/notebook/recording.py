@@ -1,0 +1,151 @@
+"""Writing a notebook's messages to its session file: in the order they happened, durable at once, never lost.
+
+Three rules, beyond what :class:`~pi_notebook.coding_agent.session.SessionFile` does for one append:
+
+* **One writer at a time.** A lock makes "write the entry, remember its id" one step for every thread (a
+  background thread's ``pi_notebook.record``, the agent's loop, the cell).
+* **Deferred, but durable.** A message recorded while a run streams (a ``%bash`` from another thread) joins the
+  history only when the run is over, as Pi queues it, so a tool call and its result stay together. Until then it
+  waits in a journal next to the session file (``<file>.pending``), so a crash does not lose it: the next
+  kernel writes it to the session when it opens the file.
+* **A failed write loses nothing.** When the file cannot be written (disk full, a file-size limit, permissions)
+  the message stays in memory, in order, with the error; every later write retries the backlog first, so the
+  file never gets a message before an older one. :meth:`SessionWriter.check` turns a backlog into one clear line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..agent_core import from_pi_json, to_pi_json
+from ..coding_agent import CustomMessage
+from ..coding_agent.session import SessionError, SessionFile
+
+
+class SessionWriteError(RuntimeError):
+    """Messages could not be written to the session file; they are kept in memory and written when possible."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython: one line, not a traceback
+        return [f"pi_notebook: {self}"]
+
+
+def journal_path(path: Path) -> Path:
+    """Where the messages deferred during a run wait: ``<session file>.pending`` (Pi lists only ``.jsonl``)."""
+    return path.with_name(path.name + ".pending")
+
+
+class _Entry:
+    """A backlog item that is not a message: how to write it."""
+
+    def __init__(self, append: Callable[[], Any]):
+        self.append = append
+
+
+class SessionWriter:
+    """The one way a notebook session writes messages. ``on_written(message, entry_id)`` is told each entry."""
+
+    def __init__(self, file: SessionFile, on_written: Callable[[Any, str], None]):
+        self.file = file
+        self.lock = threading.RLock()
+        self._on_written = on_written
+        self.unsaved: list[Any] = []
+        """What the history holds and the file does not yet (oldest first), because writing failed."""
+        self.deferred: list[Any] = []
+        """Messages recorded while a run streamed; they join the history when it ends."""
+        self.error: BaseException | None = None
+        """The last write error, while :attr:`unsaved` is not empty."""
+
+    # --- writing ------------------------------------------------------------------------------------------
+
+    def write(self, message: Any) -> bool:
+        """Write ``message`` after any backlog; False (and kept in :attr:`unsaved`) if the file refused it."""
+        with self.lock:
+            self.unsaved.append(message)
+            return self.retry()
+
+    def write_entry(self, append: Callable[[], Any]) -> bool:
+        """Like :meth:`write`, for an entry that is not a message (``append`` writes it: a model change...)."""
+        with self.lock:
+            self.unsaved.append(_Entry(append))
+            return self.retry()
+
+    def retry(self) -> bool:
+        """Write the backlog, oldest first, stopping at the first failure. True when nothing is left."""
+        with self.lock:
+            while self.unsaved:
+                item = self.unsaved[0]
+                try:
+                    entry = item.append() if isinstance(item, _Entry) else self._append(item)
+                except (OSError, SessionError) as e:
+                    self.error = e
+                    return False
+                self.unsaved.pop(0)
+                if not isinstance(item, _Entry):
+                    self._on_written(item, entry.id)
+            self.error = None
+            return True
+
+    def _append(self, message: Any) -> Any:
+        """Write a message as Pi does: ``custom`` messages as ``custom_message`` entries, the rest as ``message``."""
+        if isinstance(message, CustomMessage):
+            return self.file.append_custom_message_entry(
+                message.custom_type, message.content, display=message.display, details=message.details
+            )
+        return self.file.append_message(message)
+
+    def check(self) -> None:
+        """Raise :class:`SessionWriteError` (one line) if some messages could not be written."""
+        with self.lock:
+            if self.unsaved and not self.retry():
+                n = sum(not isinstance(item, _Entry) for item in self.unsaved)
+                reason = getattr(self.error, "strerror", None) or str(self.error)
+                raise SessionWriteError(
+                    f"could not write {self.file.path.name} ({reason}); {n} message{'s' if n != 1 else ''} "
+                    "kept in memory, written as soon as writing works again (a restart before that loses them)"
+                )
+
+    # --- deferring ----------------------------------------------------------------------------------------
+
+    def defer(self, message: Any) -> None:
+        """Hold ``message`` until the run ends; journal it at once so that a crash does not lose it."""
+        with self.lock:
+            self.deferred.append(message)
+            try:
+                with open(journal_path(self.file.path), "a", encoding="utf-8") as journal:
+                    journal.write(json.dumps(to_pi_json(message), ensure_ascii=False) + "\n")
+                    journal.flush()
+                    os.fsync(journal.fileno())
+            except OSError as e:
+                self.error = e  # kept in memory; written to the session with the rest when the run ends
+
+    def release(self) -> list[Any]:
+        """The deferred messages, written now (after any backlog) in the order they were recorded."""
+        with self.lock:
+            released, self.deferred = self.deferred, []
+            for message in released:
+                self.write(message)
+            if not self.unsaved:
+                journal_path(self.file.path).unlink(missing_ok=True)
+            return released
+
+    def recover(self) -> list[Any]:
+        """Messages a previous kernel deferred and never wrote (it crashed mid-run): written now, returned."""
+        journal = journal_path(self.file.path)
+        try:
+            lines = journal.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+        recovered = []
+        for line in lines:
+            try:
+                recovered.append(from_pi_json(json.loads(line)))
+            except (ValueError, TypeError):
+                continue  # a line cut by the crash: only it is lost
+        with self.lock:
+            self.deferred = recovered + self.deferred
+            return self.release()
