@@ -460,17 +460,29 @@ class SessionFile:
             if self._needs_newline:  # the file ends in a cut line: keep ours off it
                 line = "\n" + line
             assert self._fh is not None
-            try:
-                self._fh.write(line.encode("utf-8"))
-                self._fh.flush()
-            except OSError:
-                self._needs_newline = True  # part of the line may be on disk: start the next one on a fresh line
-                raise
-            self._needs_newline = False
+            self._write_line(line.encode("utf-8"))
             if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
                 entry.set_in_memory(parent_id=self._leaf_id)
             self._register(entry)
             return entry
+
+    def _write_line(self, data: bytes) -> None:
+        """Write ``data`` straight to the file (no buffer that could replay it later). If the write fails
+        (disk full, a file-size limit), cut the file back to where it was, so the next line starts clean; if even
+        that fails, start the next line on a fresh line."""
+        fd = self._fh.fileno()
+        start = os.fstat(fd).st_size
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                self._needs_newline = True
+            raise
+        self._needs_newline = False
 
     def write_migrated(self, path: str | os.PathLike[str]) -> Path:
         """Write this session, as version 3, to a new file (``FileExistsError`` if ``path`` exists).

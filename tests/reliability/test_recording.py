@@ -121,3 +121,33 @@ def test_a_session_file_that_cannot_be_written_keeps_everything_and_writes_it_la
     assert [m.role for m in reopened.build_session_context().messages] == [
         "bashExecution", "user", "assistant", "bashExecution"
     ]  # fmt: skip
+
+
+FAILED_APPEND = textwrap.dedent("""
+    import json, os, resource, signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    from pi_notebook.ai import UserMessage
+    from pi_notebook.coding_agent.session import SessionFile
+    f = SessionFile.create("s.jsonl", cwd=".")
+    f.append_message(UserMessage(content="first"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize("s.jsonl") + 40, hard))  # room for part of a line
+    try:
+        f.append_message(UserMessage(content="second " * 20))
+    except OSError as e:
+        print(e.strerror)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    f.append_message(UserMessage(content="third"))
+""")
+
+
+def test_a_failed_append_leaves_no_part_of_its_line_behind(tmp_path):
+    # A buffered writer would keep the refused bytes and write them with the next entry: a second copy of the
+    # message on a sibling branch. The file must hold exactly what was appended successfully.
+    out = subprocess.run([sys.executable, "-c", FAILED_APPEND], cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout.strip() == "File too large", out.stderr[-2000:]
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(line.startswith('{"type":') for line in lines)
+    reopened = SessionFile.open(tmp_path / "s.jsonl", readonly=True)
+    assert [m.content for m in reopened.build_session_context().messages] == ["first", "third"]
+    assert reopened.warnings == []
