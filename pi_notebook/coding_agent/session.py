@@ -27,6 +27,7 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -36,7 +37,7 @@ from .session_context import SessionContext as SessionContext
 from .session_context import SessionTreeNode as SessionTreeNode
 from .session_context import build_session_context as build_session_context
 from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
-from .session_entries import ENTRY_TYPES, js_trim, new_entry_id, written_id
+from .session_entries import ENTRY_TYPES, js_trim, new_entry_id, parse_entry, written_id
 from .session_entries import BranchSummaryEntry as BranchSummaryEntry
 from .session_entries import CompactionEntry as CompactionEntry
 from .session_entries import CustomEntry as CustomEntry
@@ -456,20 +457,45 @@ class SessionFile:
             raw.update(fields)
             raw.update((key, value) for key, value in optional.items() if value is not None)
             entry = ENTRY_TYPES[entry_type].model_validate(raw)
-            line = dumps_line(entry.to_pi_json()) + "\n"
-            if self._needs_newline:  # the file ends in a cut line: keep ours off it
-                line = "\n" + line
-            assert self._fh is not None
-            self._write_line(line.encode("utf-8"))
+            self._write_line((dumps_line(entry.to_pi_json()) + "\n").encode("utf-8"))
             if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
                 entry.set_in_memory(parent_id=self._leaf_id)
             self._register(entry)
             return entry
 
+    def import_entries(self, entries: Iterable[dict[str, Any]]) -> list[SessionEntry]:
+        """Append entries of another file of this session tree (Pi JSON, e.g. ``entry.to_pi_json()``), keeping
+        their ids and parents, as Pi's ``forkFrom`` copies them: a fork, or another kernel's branch merged back.
+
+        An entry already here (same id, same content) is skipped; an id here with other content gets a new id,
+        and the entries under it follow the new one. The leaf ends at the last entry written. Returns those.
+        """
+        with self._lock:
+            self._check_writable()
+            renamed: dict[str, str] = {}
+            added: list[SessionEntry] = []
+            for raw in entries:
+                if not isinstance(raw, dict) or raw.get("type") == "session" or not isinstance(raw.get("id"), str):
+                    continue
+                raw = {**raw, "parentId": renamed.get(raw.get("parentId"), raw.get("parentId"))}
+                here = self._by_id.get(raw["id"])
+                if here is not None:
+                    if here.to_pi_json() == raw:
+                        continue
+                    raw["id"] = renamed[raw["id"]] = new_entry_id(self._by_id)
+                entry, _ = parse_entry(raw)
+                self._write_line((dumps_line(entry.to_pi_json()) + "\n").encode("utf-8"))
+                self._register(entry)
+                added.append(entry)
+            return added
+
     def _write_line(self, data: bytes) -> None:
         """Write ``data`` straight to the file (no buffer that could replay it later). If the write fails
         (disk full, a file-size limit), cut the file back to where it was, so the next line starts clean; if even
         that fails, start the next line on a fresh line."""
+        assert self._fh is not None
+        if self._needs_newline:  # the file ends in a cut line: keep ours off it
+            data = b"\n" + data
         fd = self._fh.fileno()
         start = os.fstat(fd).st_size
         view = memoryview(data)
