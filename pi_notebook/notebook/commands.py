@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import shlex
+import warnings
 from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
-from traitlets import TraitError
+from traitlets import Int, TraitError
 
 from ..coding_agent.pi_sessions import is_draft
-from ..coding_agent.session import EntryNotFoundError, SessionFile, SessionLockedError
+from ..coding_agent.session import EntryNotFoundError, SessionError, SessionFile, SessionLockedError
+from .config import one_line
 from .models_command import default_model_line
 from .pi_layout import pi_sessions_for, session_lines
 
@@ -35,12 +38,12 @@ def session_command(session: Any, line: str) -> None:
         _list_pi_sessions(session)
     elif command == "open" and len(rest) == 1:
         path = _pi_session_numbered(session, rest[0]) if rest[0].isdigit() else Path(rest[0]).expanduser()
-        if not path.is_file():
-            raise UsageError(f"no session file at {path}")
+        file = open_session_file(path)
         try:
-            session.switch_to(SessionFile.open(path))
-        except SessionLockedError as e:
-            raise UsageError(str(e)) from e
+            session.switch_to(file)
+        except BaseException:
+            file.close()  # not switched (the current file still holds unwritten messages): release its lock
+            raise
         warnings = session.file.warnings
         for warning in warnings[:SHOWN_WARNINGS]:
             print(f"warning: {warning}")
@@ -59,10 +62,85 @@ def session_command(session: Any, line: str) -> None:
     elif command == "label" and len(rest) >= 2:
         if session.file.get_entry(rest[0]) is None:
             raise UsageError(f"no entry {rest[0]!r} in {session.file.path.name}")
-        session.file.append_label_change(rest[0], " ".join(rest[1:]))
+        try:
+            session.file.append_label_change(rest[0], " ".join(rest[1:]))
+        except (SessionError, OSError) as e:
+            raise UsageError(f"cannot label {rest[0]}: {e}") from None
         print(f"labelled {rest[0]}: {' '.join(rest[1:])}")
     else:
         raise UsageError(f"usage: {SESSION_USAGE}")
+
+
+def open_session_file(path: Path) -> SessionFile:
+    """Open ``path`` for writing, or refuse in one line (:class:`UsageError`) what cannot be recorded into: a
+    missing file, one another kernel holds, one that is not a session (no header on its first line: read, it
+    would look empty and refuse every append) or a v1 session (entry ids change at every load)."""
+    if not path.is_file():
+        raise UsageError(f"no session file at {path}")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            file = SessionFile.open(path)
+        except SessionLockedError as e:
+            raise UsageError(str(e)) from None
+        except OSError as e:
+            raise UsageError(f"cannot open {path} for writing: {e.strerror or e}") from None
+    refusal = None
+    if file.header is None:
+        refusal = f"{path} is not a session file ({_what_it_is(path)}; a session file starts with a session header)"
+    elif file.file_version is not None and file.file_version < 2:
+        refusal = (
+            f"{path} is a version 1 session, whose entry ids change at every load; open a migrated copy "
+            "(SessionFile.open(path, readonly=True).write_migrated(new_path))"
+        )
+    if refusal is not None:
+        file.close()
+        raise UsageError(f"{refusal}; the current session is kept")
+    for warning in said:  # the file is opened: its loading warnings are said as usual
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return file
+
+
+def _what_it_is(path: Path) -> str:
+    """What the first non-blank line of ``path`` is, in a few words (why it is not a session header)."""
+    with open(path, "rb") as fh:
+        head = fh.read(64 * 1024)
+    if not head.strip():
+        return "it is empty"
+    first = head.lstrip().split(b"\n", 1)[0].strip()
+    try:
+        value = json.loads(first.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "it is not text"
+    except ValueError:
+        return "its first line is not JSON"
+    if not isinstance(value, dict):
+        return f"its first line is a JSON {_JSON_KINDS.get(type(value), 'value')}, not an object"
+    if value.get("type") != "session":
+        return f"its first line is a {value.get('type')!r} entry, not a session header"
+    return "its session header has no id"
+
+
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def recording_problem(file: SessionFile) -> str | None:
+    """Why nothing can be recorded into ``file`` now (closed, read-only, no session header, v1, deleted), in one
+    line, or ``None``. The file is asked itself and nothing is written: labelling an entry that does not exist is
+    refused for a file that takes no appends before the entry is looked up. A file deleted or moved since it was
+    opened still takes appends, but they would be lost with it."""
+    try:
+        file.append_label_change(_NO_ENTRY, None)
+    except EntryNotFoundError:
+        pass
+    except SessionError as e:
+        return str(e)
+    if not file.path.exists():
+        return f"{file.path} no longer exists (deleted or moved)"
+    return None
+
+
+_NO_ENTRY = "\x00no entry has this id"
 
 
 def _list_pi_sessions(session: Any) -> None:
@@ -106,23 +184,18 @@ def config_command(config: Any, line: str) -> None:
         if not sep or name not in names:
             raise UsageError(f"expected name=value with name in {', '.join(sorted(names))}; got {pair!r}")
         try:
-            trait = config.traits()[name]
-            setattr(config, name, _typed(trait, value))
+            setattr(config, name, _typed(config.traits()[name], name, value))
         except (TraitError, ValueError) as e:
-            raise UsageError(f"{name}: {e}") from e
+            text = one_line(e)
+            raise UsageError(text if text.startswith(f"{name}: ") else f"{name}: {text}") from None
     print(config.describe())
 
 
-_BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
-
-
-def _typed(trait: Any, value: str) -> Any:
-    """``value`` as the trait's type: an int for ``Int``, a bool for ``Bool`` (true/false, yes/no, on/off, 1/0)."""
-    kind = trait.__class__.__name__
-    if kind == "Int":
-        return int(value)
-    if kind == "Bool":
-        if value.lower() not in _BOOLEANS:
-            raise ValueError(f"expected true or false, not {value!r}")
-        return _BOOLEANS[value.lower()]
+def _typed(trait: Any, name: str, value: str) -> Any:
+    """``value`` as the trait's type: an int for ``Int``; yes/no words are read by the trait itself (:class:`Flag`)."""
+    if isinstance(trait, Int):
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"{name}: expected a whole number, not {value!r}") from None
     return value

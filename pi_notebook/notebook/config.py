@@ -9,9 +9,15 @@ In ``ipython_config.py`` / ``ipython_kernel_config.py``::
 
 from __future__ import annotations
 
-from traitlets import Bool, Int, Unicode, validate
-from traitlets.config import Configurable
+import os
+import sys
+from pathlib import Path
+from typing import Any
 
+from traitlets import Bool, Int, TraitError, Unicode, validate
+from traitlets.config import Config, Configurable
+
+from ..ai import UnknownModelError, get_model
 from ..coding_agent.tools import TOOL_FACTORIES
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -44,6 +50,55 @@ def parse_tools(spec: str) -> list[str]:
     return names
 
 
+BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+"""The words a yes/no setting accepts (any case), in ``%agent_config`` and in IPython config."""
+
+
+class Flag(Bool):
+    """A yes/no setting that also takes the words of :data:`BOOLEANS` (``"False"``, ``"no"``, ``"off"``...), so
+    ``c.PiNotebook.compaction = "false"`` means what it says instead of stopping ``%load_ext``."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in BOOLEANS:
+            return BOOLEANS[value.strip().lower()]
+        if isinstance(value, str):
+            raise TraitError(f"{self.name}: expected true or false (yes/no, on/off, 1/0), not {value!r}")
+        return super().validate(obj, value)
+
+
+def one_line(error: BaseException) -> str:
+    """An error's text on one line: the first line of a long help (a model error lists every prefix after it)."""
+    text = str(error).strip().split("\n", 1)[0].strip()
+    return text.removesuffix("Known prefixes:").strip() or type(error).__name__
+
+
+def check_model(name: str, spec: str, *, also: tuple[str, ...] = ()) -> str:
+    """``spec`` if it names a model (``get_model`` resolves it), is empty or one of ``also``; else a one-line
+    :class:`TraitError` naming the setting."""
+    if spec in ("", *also):
+        return spec
+    try:
+        get_model(spec)
+    except (UnknownModelError, ValueError) as e:
+        raise TraitError(f"{name}: {one_line(e).rstrip('.')}; %agent_models lists the models") from None
+    return spec
+
+
+def usable_folder(value: str) -> Path:
+    """The session folder ``value`` names (relative to the current directory, where a notebook's kernel runs),
+    created if missing; a one-line :class:`TraitError` saying why if it cannot be created or written to."""
+    if not value.strip():
+        raise TraitError("session_dir: must name a folder (the default is .pi_sessions)")
+    folder = Path(value).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TraitError(f"session_dir: cannot create {folder}: {e.strerror or e}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TraitError(f"session_dir: cannot write to {folder} (permission denied)")
+    return folder
+
+
 class PiNotebook(Configurable):
     """Defaults for ``%%agent`` and where sessions are stored."""
 
@@ -71,17 +126,17 @@ class PiNotebook(Configurable):
         help="Writes the summary of an abandoned branch when a cell is re-run: provider/id, 'same' for the "
         "%%agent model, or empty for a summary written without a model.",
     ).tag(config=True)
-    warm_up = Bool(
+    warm_up = Flag(
         True,
         help="When the default model is the in-process local one, import its libraries in the background as "
         "the extension loads, so the first %%agent answers sooner.",
     ).tag(config=True)
-    compaction = Bool(True, help="Compact the history automatically before the context window fills.").tag(config=True)
+    compaction = Flag(True, help="Compact the history automatically before the context window fills.").tag(config=True)
     reserve_tokens = Int(16384, help="Compaction starts when the context exceeds the window minus this.").tag(
         config=True
     )
     keep_recent_tokens = Int(20000, help="How much recent history compaction keeps verbatim.").tag(config=True)
-    mask_secrets = Bool(
+    mask_secrets = Flag(
         True,
         help="Replace the values of known secrets (provider keys, *_API_KEY / *_TOKEN / *_SECRET variables) with "
         "[masked: NAME] in %bash output and the agent's tool results, before they are stored or sent.",
@@ -95,14 +150,54 @@ class PiNotebook(Configurable):
     @validate("thinking")
     def _valid_thinking(self, proposal):
         if proposal["value"] not in THINKING_LEVELS:
-            raise ValueError(f"thinking must be one of {', '.join(THINKING_LEVELS)}")
+            raise ValueError(f"thinking: must be one of {', '.join(THINKING_LEVELS)}, not {proposal['value']!r}")
         return proposal["value"]
+
+    @validate("max_turns")
+    def _valid_max_turns(self, proposal):
+        if proposal["value"] < 0:
+            raise TraitError(f"max_turns: must be 0 (no limit) or more, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("reserve_tokens", "keep_recent_tokens")
+    def _valid_tokens(self, proposal):
+        if proposal["value"] < 0:
+            raise TraitError(f"{proposal['trait'].name}: must be 0 or more tokens, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("session_dir")
+    def _valid_session_dir(self, proposal):
+        usable_folder(proposal["value"])
+        return proposal["value"]
+
+    @validate("default_model")
+    def _valid_default_model(self, proposal):
+        return check_model("default_model", proposal["value"])
+
+    @validate("branch_summary_model")
+    def _valid_branch_summary_model(self, proposal):
+        return check_model("branch_summary_model", proposal["value"], also=("same",))
 
     @validate("session_layout")
     def _valid_session_layout(self, proposal):
         if proposal["value"] not in SESSION_LAYOUTS:
             raise ValueError(f"session_layout must be notebook or pi, not {proposal['value']!r}")
         return proposal["value"]
+
+    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
+        """Apply IPython config (``c.PiNotebook.x = ...``) one setting at a time: a value that is refused keeps
+        the default and says so in one line, instead of stopping ``%load_ext pi_notebook`` with a traceback."""
+        name_of_class = type(self).__name__
+        for name, value in self._find_my_config(cfg).items():
+            before = getattr(self, name) if self.has_trait(name) else None
+            try:
+                super()._load_config(Config({name_of_class: {name: value}}), section_names, traits)
+            except (TraitError, ValueError) as e:
+                if self.has_trait(name):  # traitlets rolls back a held TraitError only, not a ValueError
+                    self.set_trait(name, before)
+                reason = one_line(e).removeprefix(f"{name}: ")
+                print(f"pi_notebook: c.{name_of_class}.{name} = {value!r} is ignored ({reason}); using {before!r}",
+                      file=sys.stderr)  # fmt: skip
 
     def describe(self) -> str:
         """The settings, one per line (what ``%agent_config`` prints)."""

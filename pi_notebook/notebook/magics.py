@@ -20,6 +20,7 @@ from ..coding_agent import BashExecutionMessage
 from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
 from .models_command import models_command, print_model_note
+from .runner import Interrupted
 from .widgets import TranscriptWidget, collapse_repeated_errors
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
@@ -157,6 +158,7 @@ class PiMagics(Magics):
         session = self._session()
         if args.new:
             session.switch_to(*session.open_fresh())
+        _refuse_if_unrecordable(session, "%%agent not run")
         try:
             model = session.resolve_model(args.model)
         except (UnknownModelError, ValueError) as e:
@@ -167,8 +169,12 @@ class PiMagics(Magics):
             max_turns=args.max_turns, cell_id=_cell_id(self.shell), prompt=prompt,
         )  # fmt: skip
         view = _RunView(self.shell, quiet=args.quiet)
-        _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)
+        try:
+            _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)
+        except Interrupted as e:
+            raise CellInterrupted(f"{e}; what the run had finished saying is kept in the session") from None
         view.finish()
+        session.check_saved()
         if interrupted:
             raise CellInterrupted("the run was aborted; everything said so far is kept in the session")
 
@@ -200,11 +206,19 @@ class PiMagics(Magics):
             raise UsageError("usage: %bash [--timeout S] COMMAND")
         if args.timeout is not None and args.timeout <= 0:
             raise UsageError("--timeout must be a positive number of seconds")
+        session = self._session()
+        _refuse_if_unrecordable(session, "%bash! not run" if exclude else "%bash not run")
         view = _RunView(self.shell)
-        message, _ = self._session().run_bash(
-            command, exclude=exclude, timeout=args.timeout, on_event=view.bash_progress
-        )
+        try:
+            message, interrupted = session.run_bash(
+                command, exclude=exclude, timeout=args.timeout, on_event=view.bash_progress
+            )
+        except Interrupted as e:
+            raise CellInterrupted(f"{e}; the command's result was not recorded") from None
         view.finish([message])
+        session.check_saved()  # a write the file refused (disk full, file closed meanwhile): one line, cell fails
+        if interrupted:  # as %%agent: recorded, then "Run All" stops here
+            raise CellInterrupted("the command was stopped; its output so far is recorded in the session")
 
     @line_magic
     def agent_session(self, line: str) -> None:
@@ -226,6 +240,16 @@ class PiMagics(Magics):
         from .commands import config_command
 
         config_command(self._session().config, line)
+
+
+def _refuse_if_unrecordable(session: Any, what: str) -> None:
+    """A one-line :class:`UsageError` before anything runs when the session cannot record its result (closed,
+    read-only, not a session, deleted): a command must never run unrecorded, nor leave every later magic failing."""
+    from .commands import recording_problem
+
+    problem = recording_problem(session.file)
+    if problem is not None:
+        raise UsageError(f"{what}: the session cannot record it ({problem}); %agent_session new starts a new one")
 
 
 def _cell_id(shell: Any) -> str | None:
