@@ -3,20 +3,28 @@
 Images (PNG, JPEG, GIF, WebP, recognised by their first bytes, not their name) come back as an image block
 after a ``Read image file [<mime>]`` line. Pi also shrinks images to at most 2000×2000 px / 4.5 MB and
 adds a note with the scale; that needs an image library, so it is not done here: images are sent as they are.
+
+Text is streamed, never loaded whole: one pass counts the file's lines (Pi's notices give the total) and
+measures the requested lines, keeping only the bytes the limits can return. So a 1 GiB file costs one read
+of it and a few MB of memory. Unlike Pi, a file with a NUL byte in its first 8000 bytes (git's test) is
+refused as binary instead of being returned as mojibake, and text that is not valid UTF-8 (shown with
+U+FFFD, as Pi shows it) gets a note saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
 import errno
 import os
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
 
 from ...agent_core import AgentTool, AgentToolResult
 from ...ai import ImageContent, TextContent
 from ..truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
-from .errors import ToolError, abortable, js_number, os_error_message
+from .errors import ToolError, abortable, check_aborted, js_number, os_error_message
 from .paths import resolve_read_path
 
 DESCRIPTION = (
@@ -36,6 +44,9 @@ PARAMETERS: dict[str, Any] = {
     "required": ["path"],
 }
 
+_CHUNK = 1 << 20
+_BINARY_SNIFF = 8000  # git calls a file binary if its first 8000 bytes hold a NUL
+
 
 def detect_image_mime_type(head: bytes) -> str | None:
     """The MIME type of a PNG, JPEG, GIF or WebP file from its first bytes, else ``None``."""
@@ -50,45 +61,152 @@ def detect_image_mime_type(head: bytes) -> str | None:
     return None
 
 
-def _read_bytes(absolute_path: str) -> bytes:
+class _Utf8Size:
+    """The UTF-8 size of a byte stream once decoded with U+FFFD for bad bytes, as Pi measures its text.
+
+    Fed piece by piece; a character split between pieces is carried over. Valid UTF-8 keeps its size.
+    """
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.valid = True
+        self._pending = b""
+
+    def feed(self, piece: bytes, final: bool = False) -> None:
+        data = self._pending + piece if self._pending else piece
+        if data.isascii():
+            self.size, self._pending = self.size + len(data), b""
+            return
+        try:
+            _, used = codecs.utf_8_decode(data, "strict", final)
+            self.size += used
+        except UnicodeDecodeError:
+            self.valid = False
+            text, used = codecs.utf_8_decode(data, "replace", final)
+            self.size += len(text.encode("utf-8"))
+        self._pending = data[used:]
+
+
+@dataclass
+class _Scan:
+    """What one pass over a text file found."""
+
+    total_lines: int
+    """Lines in the file (JS ``split("\\n")``: a final line break starts an empty last line)."""
+    head: bytes
+    """The first ``DEFAULT_MAX_BYTES + 1`` bytes of the selected lines (all of them if fewer)."""
+    size: _Utf8Size
+    """The size and validity of the selected lines, joined by ``\\n`` (Pi's ``totalBytes``)."""
+    first_line: _Utf8Size
+    """The size of the first selected line (for Pi's "Line N is <size>" notice)."""
+
+
+def _skip_lines(chunk: bytes, pos: int, lines: int) -> tuple[int, int]:
+    """Move past up to ``lines`` line breaks from ``pos``: ``(new position, line breaks passed)``."""
+    available = chunk.count(b"\n", pos)
+    if available < lines:
+        return len(chunk), available
+    for _ in range(lines):
+        pos = chunk.index(b"\n", pos) + 1
+    return pos, lines
+
+
+def _scan(file: BinaryIO, chunk: bytes, start: int, stop: int | None, signal: Any) -> _Scan:
+    """Count the file's lines and measure lines ``[start, stop)`` (to the end if ``stop`` is ``None``).
+
+    ``chunk`` is what was already read from ``file``. Memory stays at one chunk plus the kept head.
+    """
+    newlines, head = 0, bytearray()
+    size, first_line = _Utf8Size(), _Utf8Size()
+    in_first_line = True
+    while chunk:
+        pos = 0
+        while pos < len(chunk):
+            if newlines < start:
+                pos, passed = _skip_lines(chunk, pos, start - newlines)
+            elif stop is None or newlines < stop:
+                if stop is None:
+                    after, passed = len(chunk), chunk.count(b"\n", pos)
+                    end = after
+                else:
+                    after, passed = _skip_lines(chunk, pos, stop - newlines)
+                    end = after - 1 if newlines + passed == stop else after  # the last line break is not selected
+                piece = chunk[pos:end]
+                size.feed(piece)
+                if len(head) <= DEFAULT_MAX_BYTES:
+                    head += piece[: DEFAULT_MAX_BYTES + 1 - len(head)]
+                if in_first_line:
+                    newline = piece.find(b"\n")
+                    first_line.feed(piece if newline == -1 else piece[:newline])
+                    in_first_line = newline == -1
+                pos = after
+            else:
+                pos, passed = len(chunk), chunk.count(b"\n", pos)
+            newlines += passed
+        check_aborted(signal)
+        chunk = file.read(_CHUNK)
+    size.feed(b"", final=True)
+    first_line.feed(b"", final=True)
+    return _Scan(newlines + 1, bytes(head), size, first_line)
+
+
+def _open(absolute_path: str) -> BinaryIO:
     if not os.access(absolute_path, os.R_OK):
         # Pi checks readability first (fs.access), so a missing file fails with Node's access error.
         number = errno.EACCES if os.path.exists(absolute_path) else errno.ENOENT
         raise ToolError(os_error_message(OSError(number, os.strerror(number)), "access", absolute_path))
     try:
-        with open(absolute_path, "rb") as file:
-            return file.read()
+        return open(absolute_path, "rb")  # the caller closes it
     except IsADirectoryError as exc:
         raise ToolError(os_error_message(exc, "read", "")) from exc
     except OSError as exc:
         raise ToolError(os_error_message(exc, "open", absolute_path)) from exc
 
 
-def _text_result(data: bytes, path: str, offset: Any, limit: Any) -> AgentToolResult:
-    all_lines = data.decode("utf-8", errors="replace").split("\n")
-    total = len(all_lines)
-    start = max(0, int(offset) - 1) if offset else 0
+def _read(absolute_path: str, path: str, offset: Any, limit: Any, signal: Any) -> AgentToolResult:
+    with _open(absolute_path) as file:
+        try:
+            first = file.read(_CHUNK)
+            mime_type = detect_image_mime_type(first[:16])
+            if mime_type is not None:
+                image = ImageContent(data=base64.b64encode(first + file.read()).decode("ascii"), mime_type=mime_type)
+                return AgentToolResult(content=[TextContent(text=f"Read image file [{mime_type}]"), image])
+            if b"\0" in first[:_BINARY_SNIFF]:
+                size = format_size(os.fstat(file.fileno()).st_size)
+                raise ToolError(
+                    f"Cannot read {path}: it is a binary file ({size}), not text: it has NUL bytes. read returns "
+                    f"UTF-8 text and images (jpg, png, gif, webp). Inspect it with bash instead, e.g. "
+                    f"`file {path}` or `xxd {path} | head`."
+                )
+            start = max(0, int(offset) - 1) if offset else 0
+            stop = None if limit is None else start + max(int(limit), 0)
+            scan = _scan(file, first, start, stop, signal)
+        except IsADirectoryError as exc:
+            raise ToolError(os_error_message(exc, "read", "")) from exc
+        except OSError as exc:
+            raise ToolError(os_error_message(exc, "read", absolute_path)) from exc
+    return _text_result(scan, path, offset, start, stop)
+
+
+def _text_result(scan: _Scan, path: str, offset: Any, start: int, stop: int | None) -> AgentToolResult:
+    total = scan.total_lines
     if start >= total:
         raise ToolError(f"Offset {js_number(offset)} is beyond end of file ({total} lines total)")
-    user_limited: int | None = None
-    if limit is not None:
-        end = min(start + int(limit), total)
-        selected = "\n".join(all_lines[start:end])
-        user_limited = max(end - start, 0)
-    else:
-        selected = "\n".join(all_lines[start:])
-
-    truncation = truncate_head(selected)
+    end = total if stop is None else min(stop, total)
+    truncation = truncate_head(scan.head.decode("utf-8", "replace"))
+    if truncation.truncated:
+        # The head holds enough of the selection to truncate it exactly; the totals are the selection's.
+        truncation = replace(truncation, total_lines=end - start, total_bytes=scan.size.size)
     first = start + 1
     details = None
     if truncation.first_line_exceeds_limit:
-        size = format_size(len(all_lines[start].encode("utf-8")))
+        size = format_size(scan.first_line.size)
         text = (
             f"[Line {first} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
             f"Use bash: sed -n '{first}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
         )
-        details = {"truncation": truncation.to_pi_json()}
-    elif truncation.truncated:
+        return AgentToolResult(content=[TextContent(text=text)], details={"truncation": truncation.to_pi_json()})
+    if truncation.truncated:
         last = first + truncation.output_lines - 1
         by_bytes = truncation.truncated_by != "lines"
         limit_note = f" ({format_size(DEFAULT_MAX_BYTES)} limit)" if by_bytes else ""
@@ -97,13 +215,16 @@ def _text_result(data: bytes, path: str, offset: Any, limit: Any) -> AgentToolRe
             f"Use offset={last + 1} to continue.]"
         )
         details = {"truncation": truncation.to_pi_json()}
-    elif user_limited is not None and start + user_limited < total:
-        remaining = total - (start + user_limited)
-        next_offset = start + user_limited + 1
-        notice = f"[{remaining} more lines in file. Use offset={next_offset} to continue.]"
+    elif stop is not None and end < total:
+        notice = f"[{total - end} more lines in file. Use offset={end + 1} to continue.]"
         text = f"{truncation.content}\n\n{notice}"
     else:
         text = truncation.content
+    if not scan.size.valid:
+        text += (
+            f"\n\n[{path} is not valid UTF-8: its undecodable bytes are shown as \ufffd. "
+            "edit keeps them as they are but cannot match them.]"
+        )
     return AgentToolResult(content=[TextContent(text=text)], details=details)
 
 
@@ -113,11 +234,7 @@ def create_read_tool(cwd: str | os.PathLike[str]) -> AgentTool:
     async def execute(tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None):
         path = params["path"]
         absolute_path = resolve_read_path(path, cwd)
-        data = await abortable(asyncio.to_thread(_read_bytes, absolute_path), signal)
-        mime_type = detect_image_mime_type(data[:16])
-        if mime_type is not None:
-            image = ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
-            return AgentToolResult(content=[TextContent(text=f"Read image file [{mime_type}]"), image])
-        return _text_result(data, path, params.get("offset"), params.get("limit"))
+        work = asyncio.to_thread(_read, absolute_path, path, params.get("offset"), params.get("limit"), signal)
+        return await abortable(work, signal)
 
     return AgentTool(name="read", label="read", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)
