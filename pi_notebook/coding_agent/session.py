@@ -277,6 +277,16 @@ class SessionFile:
         return self._path
 
     @property
+    def readonly(self) -> bool:
+        """True when opened with ``readonly=True``: appends are refused."""
+        return self._readonly
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`: appends are refused."""
+        return self._closed
+
+    @property
     def header(self) -> SessionHeader | None:
         """The header (``version`` migrated to 3 in memory), or ``None`` when the file has no valid header."""
         return self._header

@@ -33,6 +33,11 @@ def load(shell: Any) -> None:
     shell.register_magic_function(magics.bash_excluded, "line", "bash!")
     if session.note:
         print(f"pi_notebook: {session.note}")
+    shown = session.load_warnings[:5]
+    for warning in shown:
+        print(f"pi_notebook: {warning}")
+    if len(session.load_warnings) > len(shown):
+        print(f"pi_notebook: and {len(session.load_warnings) - len(shown)} more (%agent_session shows them all)")
     if getattr(shell, "kernel", None) is not None:  # interactive Jupyter only: not scripts, not terminal IPython
         session.warm_up()
 

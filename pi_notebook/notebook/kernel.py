@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,8 +28,10 @@ from ..coding_agent.session import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
+    SessionError,
     SessionFile,
     SessionMessageEntry,
+    SessionWarning,
 )
 from ..coding_agent.tools import TOOL_FACTORIES
 from ..coding_agent.tools.path_choices import with_path_choices
@@ -38,7 +41,7 @@ from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, L
 from .pi_layout import publish_when_ready
 from .recording import SessionWriter
 from .runner import run_blocking
-from .session_paths import last_session_path, open_or_create, remember_session, session_path_for
+from .session_paths import fallback_folder, last_session_path, open_or_create, remember_session, session_path_for
 
 NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
@@ -74,6 +77,7 @@ class NotebookSession:
         self.config = config
         self.cwd = cwd or os.getcwd()
         self.note = note
+        self.load_warnings: list[str] = []  # what loading the file found damaged, shown once by %load_ext
         self.agent = Agent(None, system_prompt=config.system_prompt)
         self.agent.subscribe(self._on_event)
         self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
@@ -412,8 +416,21 @@ class NotebookSession:
         cwd = os.getcwd()
         path = last_session_path(shell, config)
         created = not path.exists()
-        file, note = open_or_create(path, cwd)
-        session = cls(file, config, shell=shell, cwd=cwd, note=note)
+        with warnings.catch_warnings(record=True) as caught:  # told once, in one line each (load_warnings)
+            warnings.simplefilter("always", SessionWarning)
+            try:
+                file, note = open_or_create(path, cwd)
+            except OSError as e:  # the folder cannot be created (read-only, a file in the way): record elsewhere
+                fallback = fallback_folder() / path.name
+                file, note = open_or_create(fallback, cwd)
+                moved = f"cannot write {path.parent} ({e.strerror or e}); this session is in {fallback}"
+                note = f"{moved}; {note}" if note else moved
+                created = False
+            session = cls(file, config, shell=shell, cwd=cwd, note=note)
+        session.load_warnings = [str(w.message) for w in caught if issubclass(w.category, SessionWarning)]
+        for w in caught:  # anything else is not ours to reword
+            if not issubclass(w.category, SessionWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if created:  # Pi's folder has no file per notebook: the pointer is the way back
             remember_session(shell, config, file.path)
         publish_when_ready(session)
@@ -429,10 +446,16 @@ class NotebookSession:
         """Record into another session file from now on (refused while this one holds unwritten messages)."""
         with self.writer.lock:
             self._release_deferred()
-            self.check_saved()
+            carried: list[Any] = []
+            if self.writer.unsaved and not self.writer.retry():
+                if not isinstance(self.writer.error, SessionError):
+                    self.check_saved()  # the file may take them later (disk full): do not leave it behind
+                carried = list(self.writer.unsaved)  # it never will (closed, read-only): they go to the new one
             self.file.close()
             self.file, self.note = file, note
             self.writer = SessionWriter(file, self._written)
+            self.writer.unsaved.extend(carried)
+            self.writer.retry()
         remember_session(self.shell, self.config, file.path)
         self.branches = BranchPlanner(file)
         self.reload()
@@ -450,6 +473,7 @@ class NotebookSession:
             lines.insert(1, f"name: {self.file.session_name}")
         if self.note:
             lines.append(f"note: {self.note}")
+        lines += [f"warning: {warning}" for warning in self.file.warnings]
         return "\n".join(lines)
 
     def entry_lines(self, limit: int = 50) -> list[str]:

@@ -7,16 +7,21 @@ back to it. With ``session_layout = "pi"`` new sessions go to Pi's own folder (s
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from ..coding_agent.pi_sessions import new_draft_path
-from ..coding_agent.session import SessionFile, SessionLockedError
+from ..coding_agent.pi_sessions import is_draft, new_draft_path
+from ..coding_agent.session import SessionError, SessionFile, SessionLockedError
 from .config import PiNotebook
 from .pi_layout import busy_copy_path
+
+MERGED = "pi_notebook.merged"
+"""``customType`` of the ``custom`` entry (never sent to the LLM) that records a merge of another kernel's copy."""
 
 
 def notebook_path(shell: Any) -> Path | None:
@@ -71,9 +76,24 @@ def last_session_path(shell: Any, config: PiNotebook) -> Path:
             target = Path(pointer.read_text(encoding="utf-8").strip())
         except (OSError, UnicodeDecodeError):
             target = None
-        if target is not None and target.is_file():
-            return target
+        if target is not None and target.is_file() and starts_with_a_header(target):
+            return target  # (a pointer to anything else, e.g. a file an old version opened, is not followed)
     return session_path_for(shell, config)
+
+
+def starts_with_a_header(path: Path) -> bool:
+    """True if the first line of ``path`` is a session header (a quick look, not a load)."""
+    try:
+        with open(path, "rb") as fh:
+            first = json.loads(fh.readline(1 << 20) or b"null")
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and first.get("type") == "session"
+
+
+def fallback_folder() -> Path:
+    """Where sessions go when the notebook's session folder cannot be created: ``~/.pi_notebook/sessions``."""
+    return Path.home() / ".pi_notebook" / "sessions"
 
 
 def remember_session(shell: Any, config: PiNotebook, path: Path) -> None:
@@ -91,14 +111,85 @@ def remember_session(shell: Any, config: PiNotebook, path: Path) -> None:
 
 
 def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
-    """Open the session at ``path`` for writing (creating it if needed). If another kernel holds it, open it
-    read-only and say why: the history is shown but this kernel records into a new file."""
+    """Open the session at ``path`` for writing (creating it if needed), and a note for the user, if any.
+
+    If another kernel holds it (two kernels on one notebook, or both starting at the same moment), this kernel
+    continues in a copy beside it (:func:`open_beside`). Copies that other kernels left and no one holds any
+    more are merged back into ``path`` as branches (:func:`merge_copies`), so no kernel's history goes missing.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.stat().st_size > 0:
+    for _ in range(5):
         try:
-            return SessionFile.open(path), None
+            if path.exists() and path.stat().st_size > 0:
+                file = SessionFile.open(path)
+            else:
+                file = SessionFile.create(path, cwd=cwd)
         except SessionLockedError:
-            fresh = busy_copy_path(path, cwd)
-            note = f"{path} is in use by another kernel; this kernel records into {fresh.name}"
-            return SessionFile.create(fresh, cwd=cwd, parent_session=str(path)), note
-    return SessionFile.create(path, cwd=cwd), None
+            return open_beside(path, cwd)
+        except FileExistsError:
+            continue  # another kernel wrote its header between our look and our create: open its file
+        return file, merge_copies(file)
+    return open_beside(path, cwd)
+
+
+def copies_of(path: Path) -> list[Path]:
+    """The copies other kernels made of ``path`` (``<stem>-<pid>.jsonl`` beside it), oldest first."""
+    candidates = path.parent.glob(f"{path.stem}-*.jsonl")
+    copies = [c for c in candidates if re.fullmatch(rf"{re.escape(path.stem)}-\d+\.jsonl", c.name)]
+    return sorted(copies, key=lambda c: c.stat().st_mtime)
+
+
+def open_beside(path: Path, cwd: str) -> tuple[SessionFile, str]:
+    """``path`` is held by another kernel: continue in a copy this kernel can write, with the same history.
+
+    A copy an earlier kernel of this notebook left (no one holds it now) is taken up again, so its history comes
+    back after a restart; what the other kernel recorded since is added to it, as a branch beside this one.
+    """
+    held = SessionFile.open(path, readonly=True)
+    copy = None
+    for candidate in copies_of(path) if not is_draft(path) else []:
+        try:
+            copy = SessionFile.open(candidate)
+            break
+        except (SessionError, OSError):
+            continue
+    if copy is None:
+        copy = SessionFile.create(busy_copy_path(path, cwd), cwd=cwd, parent_session=str(path))
+    own_leaf = copy.leaf_id
+    added = copy.import_entries(entry.to_pi_json() for entry in held.entries)
+    if own_leaf is not None and added:  # keep going where this copy was, not on the other kernel's branch
+        copy.branch(own_leaf)
+        copy.append_custom_entry(MERGED, {"from": str(path), "entries": len(added)})
+    held.close()
+    note = f"{path} is in use by another kernel; this kernel continues its history in {copy.path.name}"
+    return copy, note
+
+
+def merge_copies(file: SessionFile) -> str | None:
+    """Add to ``file`` what other kernels recorded in their copies of it (the ones no kernel holds now), each
+    as a branch; the current branch stays. Each merged copy is renamed ``<name>.merged``. Returns the note."""
+    if file.readonly or is_draft(file.path):
+        return None
+    merged = []
+    for candidate in copies_of(file.path):
+        try:
+            copy = SessionFile.open(candidate)
+        except (SessionError, OSError):
+            continue  # still in use by its kernel: merged when it is free
+        try:
+            leaf = file.leaf_id
+            added = file.import_entries(entry.to_pi_json() for entry in copy.entries)
+            if added:
+                if leaf is not None:
+                    file.branch(leaf)
+                file.append_custom_entry(MERGED, {"from": str(candidate), "entries": len(added)})
+                merged.append(f"{len(added)} entries from {candidate.name} (last: {added[-1].id})")
+        finally:
+            copy.close()
+        candidate.rename(candidate.with_name(candidate.name + ".merged"))
+    if not merged:
+        return None
+    return (
+        f"merged what another kernel recorded for this notebook, as a branch: {'; '.join(merged)}. "
+        "%agent_session list shows the entries, %agent_session branch ID continues there"
+    )

@@ -195,7 +195,7 @@ def test_new_sessions_follow_the_layout_set_at_run_time(shell):
     assert shell.session.file.path.parent == shell.notebook.parent / ".pi_sessions"
 
 
-def test_a_session_held_by_another_kernel_leaves_no_bare_header_in_pis_folder(pi_shell):
+def test_a_session_held_by_another_kernel_continues_in_a_full_copy_never_a_bare_header(pi_shell):
     faux.set_responses(["Hello."])
     pi_shell.agent("Hi")
     published = pi_shell.session.file.path
@@ -203,8 +203,13 @@ def test_a_session_held_by_another_kernel_leaves_no_bare_header_in_pis_folder(pi
     with SessionFile.open(published):  # another kernel has it
         pi_shell.ip.run_line_magic("load_ext", "pi_notebook")
         session = pi_notebook.current_session()
-        assert session.note and session.file.path.name.endswith(".jsonl.draft")
-        assert [s.path for s in list_pi_sessions(os.getcwd())] == [published]
+        # The copy holds the whole history (with its assistant reply), so Pi can continue it without writing it
+        # twice: it is published under Pi's name at once, and never sits in Pi's folder as a bare header.
+        copy = session.file.path
+        assert session.note and copy != published and copy.name.endswith(".jsonl")
+        assert [m.role for m in session.messages] == ["user", "assistant"]
+        assert sorted(s.path for s in list_pi_sessions(os.getcwd())) == sorted([published, copy])
+        assert all(len(p.read_text().splitlines()) > 1 for p in copy.parent.glob("*.jsonl*"))
 
 
 def test_a_bad_session_layout_is_a_one_line_usage_error(shell):

@@ -44,7 +44,7 @@ def test_open_path_continues_a_session_written_elsewhere(shell, tmp_path):
     assert [e["message"]["role"] for e in lines if e["type"] == "message"] == ["user", "assistant"] * 2
 
 
-def test_a_file_held_by_another_kernel_is_left_alone_and_this_kernel_records_into_its_own(shell, capsys):
+def test_a_file_held_by_another_kernel_is_left_alone_and_this_kernel_continues_its_history(shell, capsys):
     shell.cell("%bash echo from-the-first-kernel")
     path = shell.session.file.path
     shell.ip.run_line_magic("unload_ext", "pi_notebook")
@@ -66,6 +66,7 @@ def test_a_file_held_by_another_kernel_is_left_alone_and_this_kernel_records_int
         assert f"{path} is in use by another kernel" in out
         session = shell.session
         assert session.file.path != path and session.file.path.parent == path.parent
+        assert [m.command for m in session.messages if m.role == "bashExecution"] == ["echo from-the-first-kernel"]
         shell.cell("%bash echo from-the-second-kernel")
         recorded = session.file.path.read_text()
         assert "from-the-second-kernel" in recorded and "from-the-second-kernel" not in path.read_text()
