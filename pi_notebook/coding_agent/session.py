@@ -440,6 +440,15 @@ class SessionFile:
         """Name the session (trimmed; an empty name does not rename it)."""
         return self._append("session_info", {"name": js_trim(name)})
 
+    def append_refusal(self) -> str | None:
+        """Why an append would be refused now (closed, read-only, no valid header, a v1 file), or ``None``.
+        Writes nothing."""
+        try:
+            self._check_writable()
+        except SessionError as e:
+            return str(e)
+        return None
+
     def _check_writable(self) -> None:
         if self._closed:
             raise SessionClosedError(f"{self._path} is closed")

@@ -126,21 +126,14 @@ _JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", boo
 
 def recording_problem(file: SessionFile) -> str | None:
     """Why nothing can be recorded into ``file`` now (closed, read-only, no session header, v1, deleted), in one
-    line, or ``None``. The file is asked itself and nothing is written: labelling an entry that does not exist is
-    refused for a file that takes no appends before the entry is looked up. A file deleted or moved since it was
-    opened still takes appends, but they would be lost with it."""
-    try:
-        file.append_label_change(_NO_ENTRY, None)
-    except EntryNotFoundError:
-        pass
-    except SessionError as e:
-        return str(e)
+    line, or ``None``. A file deleted or moved since it was opened still takes appends, but they would be lost
+    with it."""
+    refusal = file.append_refusal()
+    if refusal is not None:
+        return refusal
     if not file.path.exists():
         return f"{file.path} no longer exists (deleted or moved)"
     return None
-
-
-_NO_ENTRY = "\x00no entry has this id"
 
 
 def _list_pi_sessions(session: Any) -> None:
