@@ -1,0 +1,111 @@
+"""The benchmark harness: every measure against a baseline taken in the same run, as one table and one JSON file.
+
+A measure is a function registered with :func:`measure`; it receives ``quick`` (True in CI: fewer repeats and
+smaller inputs, so the suite cannot rot, not so its numbers mean much) and returns one or more :class:`Result`.
+Time it with :func:`compare` (baseline and ours interleaved, ``repeats`` times each; median, min and max),
+or fill a :class:`Result` yourself for measures that are not a time ratio (MB, updates per second, frames).
+
+Run everything: ``python -m tests.benchmarks [--quick] [--only P1,P3] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+REGISTRY: dict[str, tuple[str, Callable[[bool], list[Result]]]] = {}
+"""Measure id (``"P1"``) → (its title, the function that runs it)."""
+
+
+@dataclass
+class Stat:
+    """One side of a comparison: median, min and max of the repeats (seconds, or the measure's unit)."""
+
+    median: float
+    min: float
+    max: float
+    samples: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, samples: list[float]) -> Stat:
+        return cls(statistics.median(samples), min(samples), max(samples), list(samples))
+
+
+@dataclass
+class Result:
+    """One row of the table."""
+
+    id: str
+    """The measure's id, e.g. ``"P1"`` or ``"P1b"``."""
+    what: str
+    """What is measured, in a few words."""
+    baseline_name: str
+    """What ours is compared with (``"—"`` for an absolute measure)."""
+    ours: Stat
+    baseline: Stat | None = None
+    unit: str = "s"
+    """Unit of the two stats: ``s``, ``ms``, ``MB``, ``updates/s``, ``ms/frame``..."""
+    goal: str = ""
+    """The goal as the issue states it, e.g. ``"≤ 2×"`` or ``"≤ +150 ms"``."""
+    met: bool | None = None
+    """Whether the goal is met (``None``: not judged, e.g. quick mode or no goal)."""
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """ours / baseline, by medians (``None`` for an absolute measure)."""
+        if self.baseline is None or self.baseline.median == 0:
+            return None
+        return self.ours.median / self.baseline.median
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ratio"] = self.ratio
+        return data
+
+
+def measure(id: str, title: str) -> Callable[[Callable[[bool], list[Result]]], Callable[[bool], list[Result]]]:
+    """Register a measure function under ``id`` (``"P1"``; it may return several rows, ``P1`` and ``P1b``)."""
+
+    def register(fn: Callable[[bool], list[Result]]) -> Callable[[bool], list[Result]]:
+        REGISTRY[id] = (title, fn)
+        return fn
+
+    return register
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Seconds one call of ``fn`` takes, with the cyclic GC collected before and paused during the call."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def compare(baseline: Callable[[], Any], ours: Callable[[], Any], repeats: int) -> tuple[Stat, Stat]:
+    """Time ``baseline`` and ``ours`` ``repeats`` times each, interleaved (b, o, b, o, ...) after one warm-up
+    call of each, so that the machine's load affects both alike. Returns (baseline, ours)."""
+    baseline()
+    ours()
+    b, o = [], []
+    for _ in range(repeats):
+        b.append(timed(baseline))
+        o.append(timed(ours))
+    return Stat.of(b), Stat.of(o)
+
+
+def ratio_goal(result: Result, limit: float, quick: bool) -> Result:
+    """Judge a ratio row against ``≤ limit×`` (not judged in quick mode)."""
+    result.goal = result.goal or f"≤ {limit:g}×"
+    result.met = None if quick or result.ratio is None else result.ratio <= limit
+    return result
