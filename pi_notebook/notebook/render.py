@@ -7,8 +7,11 @@ Everything a message holds came from a model, a tool, a shell or an extension, s
 Markdown, ``<``, ``>`` and ``&`` outside code are HTML-escaped; code and outputs go in fences longer than any
 backtick run they contain, so they cannot be closed from inside. A model's own fenced blocks are re-emitted
 in such fences (their text stays exact), and an inline code span holding ``<``/``>``/``&`` becomes an escaped
-``<code>`` element. ANSI escape codes are removed from both forms. Timestamps and tool call ids are left out
-on purpose: they change on every run, and strict nbval compares ``text/plain``.
+``<code>`` element. A Markdown link, image or reference definition whose destination a renderer could read as a
+URL with a scheme other than ``http``, ``https`` or ``mailto`` (``javascript:``, ``data:``, ``vbscript:`` ...,
+also spelled with entities or backslash escapes) is shown as its text, not as a link: many renderers (nbconvert's
+among them) do not filter link URLs. ANSI escape codes are removed from both forms. Timestamps and tool call ids
+are left out on purpose: they change on every run, and strict nbval compares ``text/plain``.
 """
 
 from __future__ import annotations
@@ -81,10 +84,79 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{_LANG.sub('', lang)[:30]}\n{text}\n{ticks}"
 
 
-def _escape_line(line: str) -> str:
-    """HTML-escape one line of prose, keeping inline code spans readable."""
+_LINK_OPENER = re.compile(r"\]([(:])")  # "](" starts an inline destination, "]:" a reference definition's
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME_CHARS = re.compile(r"[a-z][a-z0-9+.-]*")
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_URL_DROPPED = re.compile(r"[\t\n\r]")  # browsers drop these anywhere in a URL
+_URL_LEADING = "".join(map(chr, range(0x21)))  # and these at its start
+_CHECKED = (40, 400)  # characters of a destination read to find its scheme: a few, then more if undecided
+_TOKEN_START = re.compile(r"[^ \t\n]")  # a destination holds no whitespace (the <...> form needs a raw "<")
+_TOKEN = re.compile(r"[^ \t\n]*")
+_CUT_REFERENCE = re.compile(r"(?:&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[A-Za-z][A-Za-z0-9]*)?|\\)\Z")
+
+
+def _scheme_of(dest: str, cut: bool) -> str | None:
+    """The scheme ``dest`` is read with (``""``: none), or ``None`` when the text read cannot tell."""
+    url = dest
+    for _ in range(8):
+        if cut:  # an entity or escape cut off at the end would decode to another character
+            url = _CUT_REFERENCE.sub("", url)
+        decoded = _BACKSLASH_ESCAPE.sub(r"\1", html.unescape(url))
+        if decoded == url:
+            break
+        url = decoded
+    else:
+        return None  # still decoding: no renderer goes that deep, but say nothing is known
+    url = _URL_DROPPED.sub("", url).lstrip(_URL_LEADING).lstrip("<").lower()
+    name = _SCHEME_CHARS.match(url)
+    if name is None:  # no scheme: a path, a fragment, a query (or nothing)
+        return None if cut and not url else ""
+    if name.end() == len(url):  # letters to the end: a scheme may follow past what was read
+        return None if cut else ""
+    return name[0] if url[name.end()] == ":" else ""
+
+
+def _unsafe_destination(text: str, start: int) -> bool:
+    """Whether the link destination at ``text[start:]``, as written in our Markdown, could be read by a renderer
+    and then a browser as a URL with a scheme other than http(s)/mailto. Entities are decoded until nothing
+    changes (mistune decodes a URL twice, a browser once more) and backslash escapes removed, so
+    ``&#106;avascript:`` and ``javascript\\:`` count; so does a start too long to tell."""
+    for size in _CHECKED:
+        dest = _TOKEN.match(text[start : start + size + 1])[0]  # one character more tells it goes on
+        scheme = _scheme_of(dest[:size], len(dest) > size)
+        if scheme is not None:
+            return bool(scheme) and scheme not in _SAFE_SCHEMES
+    return True
+
+
+def _defang_links(line: str, start: int, end: int, next_line: str) -> str:
+    """``line[start:end]`` (prose outside code, not yet HTML-escaped) with the opener of every link destination
+    that could be read as an unsafe URL (:func:`_unsafe_destination`) backslash-escaped. A destination may go on
+    past ``end`` (into what follows on the line) or start on ``next_line``. An escaped opener renders as the
+    same characters: the reader sees what was written, as text, not as a link."""
+    out, last = [], start
+    for m in _LINK_OPENER.finditer(line, start, end):
+        found = _TOKEN_START.search(line, m.end())
+        if found is None:  # nothing more on this line: the destination may start on the next one
+            found = _TOKEN_START.search(next_line)
+        unsafe = found is not None and _unsafe_destination(found.string, found.start())
+        out.append(line[last : m.start()])
+        out.append(f"]\\{m[1]}" if unsafe else m[0])
+        last = m.end()
+    out.append(line[last:end])
+    return "".join(out)
+
+
+def _escape_line(line: str, next_line: str = "") -> str:
+    """HTML-escape one line of prose, keeping inline code spans readable; neutralise unsafe link destinations
+    (``next_line`` is where a destination that the line's last opener starts may continue)."""
     out: list[str] = []
     pos = 0
+
+    def prose(start: int, end: int) -> str:
+        return html.escape(_defang_links(line, start, end, next_line), quote=False)
+
     for run in _TICK_RUN.finditer(line):
         if run.start() < pos:
             continue  # inside a span already emitted
@@ -92,7 +164,7 @@ def _escape_line(line: str) -> str:
         closer = next((m for m in _TICK_RUN.finditer(line, run.end()) if len(m[0]) == len(run[0])), None)
         if closer is None or (len(before) - len(before.rstrip("\\"))) % 2:
             continue  # no closing run, or an escaped backtick: literal text
-        out.append(html.escape(line[pos : run.start()], quote=False))
+        out.append(prose(pos, run.start()))
         inner = line[run.end() : closer.start()]
         if _HTML_CHARS.search(inner):
             if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
@@ -101,7 +173,7 @@ def _escape_line(line: str) -> str:
         else:
             out.append(line[run.start() : closer.end()])
         pos = closer.end()
-    out.append(html.escape(line[pos:], quote=False))
+    out.append(prose(pos, len(line)))
     escaped = "".join(out)
     # Turning a span into <code> may drop the backtick that kept "```x`y`" from opening a fence.
     return re.sub(r"^( {0,3})`(?=``)", r"\1\\`", escaped) if _FENCE_OPEN.match(escaped) else escaped
@@ -114,11 +186,12 @@ def _prose(text: str) -> str:
     prose: list[str] = []
     code: list[str] | None = None
     indent = char = lang = ""
-    for line in _clean(text).split("\n"):
+    lines = _clean(text).split("\n")
+    for number, line in enumerate(lines):
         if code is None:
             m = _FENCE_OPEN.match(line)
             if m is None or (m[2][0] == "`" and "`" in m[3]):
-                prose.append(_escape_line(line))
+                prose.append(_escape_line(line, lines[number + 1] if number + 1 < len(lines) else ""))
                 continue
             blocks.append("\n".join(prose))
             prose, code, indent, char = [], [], m[1], m[2]
