@@ -72,19 +72,20 @@ PROVIDERS: dict[str, ProviderInfo] = {
         skip=r"^claude-(v1|2)$",  # pre-Messages-API models
     ),
     "openai": ProviderInfo(
-        api="openai-completions",
+        api="openai-responses",
         base_url="https://api.openai.com/v1",
         context_window=128_000,
         max_tokens=16_384,
-        # Not chat models (embeddings, speech, images, legacy completions), or served by the Responses API
-        # only (pro, codex, deep research, computer use), or not an OpenAI API model (gpt-oss).
+        # Not chat models (embeddings, speech, images, legacy completions), or not served by Chat Completions
+        # (pro, codex, deep research, computer use: kept out so that openai-completions/<id> works for every
+        # listed model), or not an OpenAI API model (gpt-oss).
         skip=r"^(ada|babbage|curie|davinci|text-|tts-|whisper|moderation|computer-use|codex|gpt-oss)|ft[:-]|embedding"
         r"|transcribe|tts|realtime|audio|image|search|deep-research|-pro$|codex|cyber|rosalind|live|instruct"
         r"|:extended|-0301",
     ),
 }
-"""The providers whose models come from the catalogue (Pi's ``api`` names; OpenAI models use Chat
-Completions, the OpenAI API pi_notebook implements)."""
+"""The providers whose models come from the catalogue, with Pi's ``api`` names: OpenAI models use the
+Responses API, as in Pi (``get_model("openai-completions/<id>")`` serves them through Chat Completions)."""
 
 CATALOGUE_PROVIDERS = tuple(PROVIDERS)
 

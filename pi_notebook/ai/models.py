@@ -2,6 +2,7 @@
 
     get_model("anthropic/claude-sonnet-4-6")          # from the catalogue (see pi_notebook.ai.catalogue)
     get_model("openai/gpt-4o-mini", max_tokens=4096)  # overrides are Model fields, in snake_case
+    get_model("openai-completions/gpt-4o-mini")       # the same model through Chat Completions
     get_model("ollama/qwen3:4b")                      # a local Ollama server (OLLAMA_HOST)
     get_model("openai-compatible/my-model", base_url="http://127.0.0.1:8080/v1")
     get_model("local")                                # in-process SmolLM2-135M-Instruct, the offline default
@@ -11,8 +12,11 @@ The ``anthropic`` and ``openai`` models come from :mod:`.catalogue`: ids, prices
 the installed ``genai-prices`` package, Pi's own values on top for the models Pi lists. An id the catalogue
 does not know still runs: like Pi's ``buildFallbackModel``, it gets the fields of the provider's default
 model (:data:`DEFAULT_MODELS`) under its own id and name, and :func:`model_note` says so in one line (the
-``%%agent`` magic prints it). Pi serves OpenAI models through its Responses API; here they use
-``openai-completions``, the OpenAI API pi_notebook implements.
+``%%agent`` magic prints it). As in Pi, OpenAI models use the Responses API (``openai-responses``: reasoning
+summaries, encrypted reasoning carried between turns, ``prompt_cache_key``); ``openai-completions/<id>`` is the
+same catalogue model (provider ``openai``, same key, prices and limits) through Chat Completions, for a proxy or
+gateway that only speaks that API. In Python, ``get_model("openai/<id>", api="openai-completions")`` is the
+same.
 
 :func:`default_model_choice` picks the model when none is named, and says why: a provider key in the
 environment, else the first model of an Ollama server that answers (one short local request per process
@@ -67,7 +71,8 @@ DEFAULT_LOCAL_MODEL = "local/smollm2-135m"
 
 PREFIXES: dict[str, str] = {
     "anthropic": "Anthropic Messages API, models from the catalogue",
-    "openai": "OpenAI Chat Completions API, models from the catalogue",
+    "openai": "OpenAI Responses API, models from the catalogue",
+    "openai-completions": "the same OpenAI models through the Chat Completions API",
     "ollama": "a local Ollama server (OLLAMA_HOST, default http://localhost:11434)",
     "openai-compatible": "any OpenAI-compatible server (base_url=... or OPENAI_BASE_URL)",
     "openrouter": "OpenRouter (https://openrouter.ai/api/v1)",
@@ -215,7 +220,8 @@ def _pi_to_fields(pi_json: dict[str, Any]) -> dict[str, Any]:
 def get_model(spec: str, **overrides: Any) -> Model:
     """The model named ``"provider/id"``; keyword overrides (Model fields in snake_case) win.
 
-    Prefixes: see :data:`PREFIXES`. ``local`` alone means the default SmolLM2-135M-Instruct. An
+    Prefixes: see :data:`PREFIXES`. ``local`` alone means the default SmolLM2-135M-Instruct.
+    ``openai-completions/<id>`` is ``openai/<id>`` with ``api="openai-completions"``. An
     ``anthropic`` or ``openai`` id the catalogue does not know gets the provider's defaults (see
     :func:`model_note`); ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` replace their base URL, as in the official
     SDKs. An unknown prefix raises :class:`UnknownModelError`.
@@ -224,6 +230,10 @@ def get_model(spec: str, **overrides: Any) -> Model:
     overrides = _field_names(overrides)
     if not sep and provider not in ("local", "faux"):
         raise ValueError(f"Model spec {spec!r} has no provider prefix; write 'provider/id'. {_prefix_help()}")
+    if provider == "openai-completions":  # the catalogue's OpenAI model, through Chat Completions
+        if not model_id:
+            raise ValueError("Missing model id: write 'openai-completions/<model id>' (%agent_models lists them).")
+        return get_model(f"openai/{model_id}", **{"api": "openai-completions", **overrides})
     if provider in catalogue.CATALOGUE_PROVIDERS:
         if not model_id:
             raise ValueError(f"Missing model id: write '{provider}/<model id>' (%agent_models lists them).")

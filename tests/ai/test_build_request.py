@@ -6,13 +6,15 @@ from pi_notebook.ai import Context, UserMessage, build_request, get_model, regis
 from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers.anthropic_convert import build_anthropic_request
 from pi_notebook.ai.providers.openai_completions_convert import build_openai_completions_request
+from pi_notebook.ai.providers.openai_responses_convert import build_openai_responses_request
 
 CONTEXT = Context(system_prompt="Be brief.", messages=[UserMessage(content="hi", timestamp=1)])
 
 
 def test_dispatches_to_each_providers_builder():
     for spec, builder in (("anthropic/claude-sonnet-4-5", build_anthropic_request),
-                          ("openai/gpt-4o-mini", build_openai_completions_request)):  # fmt: skip
+                          ("openai/gpt-4o-mini", build_openai_responses_request),
+                          ("openai-completions/gpt-4o-mini", build_openai_completions_request)):  # fmt: skip
         model = get_model(spec)
         assert build_request(model, CONTEXT, max_tokens=100) == builder(model, CONTEXT, StreamOptions(max_tokens=100))
 

@@ -50,7 +50,7 @@ def server(shared_server):
 
 
 def openai_model(server, **kw):
-    return get_model("openai/gpt-4o-mini", base_url=server.url + "/v1", **kw)
+    return get_model("openai-completions/gpt-4o-mini", base_url=server.url + "/v1", **kw)
 
 
 def chunk(delta=None, finish=None, **extra):
@@ -449,7 +449,7 @@ def test_an_error_status_without_a_body_reads_as_pis_no_body_message(server):
 def test_an_unreachable_server_is_a_connection_error():
     with ScriptedServer() as gone:
         url = gone.url
-    model = get_model("openai/gpt-4o-mini", base_url=url + "/v1")
+    model = get_model("openai-completions/gpt-4o-mini", base_url=url + "/v1")
     final = run(complete(model, ask(), api_key=KEY, max_retries=0))
     assert final.stop_reason == "error" and final.content == []
     assert final.error_message.startswith("Connection error: ")

@@ -8,6 +8,7 @@ import pytest
 
 import pi_notebook
 from tests.ai import anthropic_sse as anthropic_wire
+from tests.ai import responses_sse as responses_wire
 from tests.ai.scripted_server import Reply, ScriptedServer, sse
 
 ANTHROPIC_KEY = "fake-anthropic-key-notebook-test"
@@ -21,6 +22,12 @@ def server():
 
 
 def openai_reply(text: str) -> Reply:
+    """A Responses API stream (``openai/...`` models use it, as in Pi)."""
+    message = responses_wire.message("msg_1", 0, text)
+    return Reply(chunks=responses_wire.response(message, usage=responses_wire.usage(30, 4, cached=10)))
+
+
+def completions_reply(text: str) -> Reply:
     def chunk(delta, finish=None):
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         body = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5.5", "choices": [choice]}
@@ -66,10 +73,32 @@ def test_an_openai_model_through_the_magics_and_the_sdk(shell, server, monkeypat
     shell.agent("Capital of France?", "--model openai/gpt-5.5 --tools read --system 'Be brief.'")
     [request] = server.requests
     body = request.json()
+    assert request.path == "/v1/responses" and request.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+    assert body["model"] == "gpt-5.5" and body["stream"] is True and body["store"] is False
+    assert body["input"][:2] == [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "input_text", "text": "Capital of France?"}]},
+    ]
+    assert [(t["type"], t["name"]) for t in body["tools"]] == [("function", "read")]
+    assert body["prompt_cache_key"] == shell.session.file.session_id  # Pi's prompt caching per session
+    reply = shell.session.messages[-1]
+    assert (reply.api, reply.content[0].text) == ("openai-responses", "Paris.")
+    assert (reply.usage.input, reply.usage.cache_read, reply.usage.output) == (20, 10, 4)
+    no_key_anywhere(shell, OPENAI_KEY, capsys.readouterr().out, request.body.decode())
+
+
+def test_openai_completions_stays_selectable_through_the_magics(shell, server, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+    server.add(completions_reply("Paris."))
+    shell.agent("Capital of France?", "--model openai-completions/gpt-5.5 --tools read --system 'Be brief.'")
+    [request] = server.requests
+    body = request.json()
     assert request.path == "/v1/chat/completions" and request.headers["authorization"] == f"Bearer {OPENAI_KEY}"
     assert body["model"] == "gpt-5.5" and body["stream"] is True
     assert [m["role"] for m in body["messages"]] == ["developer", "user"]
     assert body["messages"][1]["content"] == [{"type": "text", "text": "Capital of France?"}]
     assert [t["function"]["name"] for t in body["tools"]] == ["read"]
-    assert shell.session.messages[-1].content[0].text == "Paris."
+    reply = shell.session.messages[-1]
+    assert (reply.api, reply.provider, reply.content[0].text) == ("openai-completions", "openai", "Paris.")
     no_key_anywhere(shell, OPENAI_KEY, capsys.readouterr().out, request.body.decode())

@@ -262,7 +262,7 @@ def test_no_known_secret_reaches_a_provider_request_through_the_agents_tools(ser
         Reply(chunks=[_chunk({"role": "assistant", "content": "done"}), _chunk({}, "stop"), sse("[DONE]")]),
     )
     tools = [mask_tool(create_bash_tool(tmp_path)), mask_tool(create_read_tool(tmp_path))]
-    agent = Agent(get_model("openai/gpt-4o-mini", base_url=server.url + "/v1"), tools=tools)
+    agent = Agent(get_model("openai-completions/gpt-4o-mini", base_url=server.url + "/v1"), tools=tools)
     asyncio.run(agent.prompt("look around"))
     assert agent.messages[-1].stop_reason == "stop" and len(server.requests) == 3
     bodies = [r.body.decode() for r in server.requests]

@@ -1,0 +1,421 @@
+"""The ``openai-responses`` transport: OpenAI's Responses API through the official ``openai`` SDK.
+
+The body comes from the pure :func:`~.openai_responses_convert.build_openai_responses_request`; this module
+sends it with ``client.responses.create(stream=True)`` and translates the semantic events into Pi's, as Pi's
+``processResponsesStream`` does:
+
+* each output item becomes one block: ``reasoning`` → thinking (its summary parts streamed as the text,
+  ``\\n\\n`` between parts; when the item is done its JSON, encrypted content included, becomes the
+  ``thinking_signature`` and is sent back as the reasoning item next turn, to the same model), ``message`` →
+  text (``output_text`` and ``refusal`` deltas; the item id and phase become the ``text_signature``),
+  ``function_call`` → a tool call with id ``<call_id>|<item_id>`` whose arguments are parsed on every delta.
+  Items are told apart by ``output_index``, so interleaved items reach the right block. Other item kinds
+  (built-in tools) are skipped, as in Pi.
+* ``response.completed`` gives the usage (cached tokens are part of ``input_tokens``, so input excludes them;
+  cost from the model's prices, halved for the ``flex`` and doubled for the ``priority`` service tier) and
+  the stop reason: ``completed`` → stop (toolUse when there are tool calls), ``incomplete`` → length,
+  ``failed``/``cancelled`` → error.
+* ``error`` and ``response.failed`` events fail the call with the API's code and message.
+
+Where Pi is wrong we are more correct (tests in ``tests/ai/test_openai_responses_stream.py``):
+
+1. ``response.incomplete`` (the output limit was reached) is Pi's ``length`` with its usage; Pi ignores the
+   event and reports a complete ``stop`` answer without usage. An incomplete answer for ``content_filter``
+   is an error saying so.
+2. A stream that ends without ``response.completed`` (a proxy closing cleanly mid-answer) is an error, not
+   a complete answer.
+3. The thinking text streams ``\\n\\n`` *between* summary parts (Pi appends it after each part and then
+   replaces the text when the item is done), so the deltas add up to the final thinking.
+
+Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
+turns them into a terminal ``error`` event keeping the partial message, and an abort into ``aborted``. The
+API key is only ever handed to the SDK and is redacted, in every form, from any error text. Importing the
+module registers the provider for api ``openai-responses``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..events import AssistantMessageEvent, PartialBuilder, final_event, parse_partial_json
+from ..jstext import js_json_stringify
+from ..keys import require_api_key
+from ..models import calculate_cost
+from ..options import StreamOptions
+from ..redact import redact
+from ..stream import register_provider
+from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from .openai_responses_convert import build_openai_responses_request, encode_text_signature
+
+__all__ = ["INSTALL_HINT", "SERVICE_TIER_COST", "UPGRADE_HINT", "map_status", "stream_openai_responses"]
+
+INSTALL_HINT = "The openai-responses provider needs the OpenAI SDK: pip install 'pi_notebook[openai]'"
+"""The error message when the ``openai`` package is not installed."""
+UPGRADE_HINT = (
+    "The openai-responses provider needs openai>=1.66 (the first with the Responses API), found {version}: "
+    "pip install -U openai, or use openai-completions/<model id>"
+)
+"""The error message when the installed ``openai`` package predates the Responses API."""
+SERVICE_TIER_COST = {"flex": 0.5, "priority": 2.0}
+"""Cost multipliers of the service tiers that are not billed at the standard price (Pi's)."""
+
+_KEYLESS_PLACEHOLDER = "not-needed"  # the SDK refuses to run without a key; some gateways need none
+_DEFAULT_MAX_RETRIES = 2  # the SDK's own default; the `max_retries` option overrides it
+_STATUSES: dict[str, StopReason] = {
+    "completed": "stop",
+    "incomplete": "length",
+    "failed": "error",
+    "cancelled": "error",
+    "in_progress": "stop",  # Pi: "wonky", but a final response should not carry these
+    "queued": "stop",
+}
+
+
+def map_status(status: str | None) -> StopReason:
+    """Our stop reason for a final response status (Pi's ``mapStopReason``; none means ``stop``)."""
+    if not status:
+        return "stop"
+    try:
+        return _STATUSES[status]
+    except KeyError:
+        raise RuntimeError(f"Unhandled stop reason: {status}") from None
+
+
+async def stream_openai_responses(
+    model: Model, context: Context, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream one Responses call as Pi's events (the provider of api ``openai-responses``).
+
+    Extra options: ``max_retries`` (the SDK's retries on 408/409/429/5xx and connection errors before the
+    response starts, default 2), ``reasoning_summary`` and ``service_tier`` (see the request builder).
+    ``options.on_payload(params, model)`` sees the exact body; like Pi's, it may return a replacement.
+    """
+    sdk = _import_sdk()
+    key = require_api_key(model.provider, options.api_key)
+    params = build_openai_responses_request(model, context, options)
+    if options.on_payload is not None:
+        replaced = options.on_payload(params, model)
+        if inspect.isawaitable(replaced):
+            replaced = await replaced
+        if replaced is not None:
+            params = replaced
+    extra = options.model_extra or {}
+    client = sdk.AsyncOpenAI(
+        api_key=key or _KEYLESS_PLACEHOLDER,
+        base_url=model.base_url or None,
+        default_headers={**(model.headers or {}), **(options.headers or {})},
+        max_retries=extra.get("max_retries", _DEFAULT_MAX_RETRIES),
+    )
+    try:
+        # Everything but `stream` goes in extra_body, so the body sent is `params` exactly, whatever fields
+        # this SDK version knows (older ones lack prompt_cache_retention, for one).
+        body = {name: value for name, value in params.items() if name != "stream"}
+        try:
+            events = await client.responses.create(stream=True, extra_body=body)
+        except sdk.APIError as e:
+            raise _failure(sdk, e, key) from None  # `from None`: the SDK's text may quote an echoed key
+        try:
+            translator = _EventTranslator(model, extra.get("service_tier"))
+            yield translator.builder.start()
+            try:
+                async for event in events:
+                    for out in translator.feed(event):
+                        yield out
+            except (sdk.APIError, json.JSONDecodeError) as e:
+                raise _failure(sdk, e, key) from None
+            for out in translator.finish():
+                yield out
+        finally:
+            await events.close()  # also on abort (CancelledError) and early exit: release the connection
+    finally:
+        await client.close()
+
+
+def _import_sdk() -> Any:
+    try:
+        import openai
+    except ImportError as e:
+        raise ImportError(INSTALL_HINT) from e
+    if not hasattr(openai.AsyncOpenAI, "responses"):
+        raise ImportError(UPGRADE_HINT.format(version=getattr(openai, "__version__", "an older version")))
+    return openai
+
+
+class _EventTranslator:
+    """Turns the SDK's Responses stream events into our events, keeping the partial message."""
+
+    def __init__(self, model: Model, service_tier: str | None = None):
+        self.model = model
+        self.service_tier = service_tier
+        self.builder = PartialBuilder(
+            AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+        )
+        self.blocks: dict[int, int] = {}  # output_index → content index, while the item is open
+        self.summary_parts: dict[int, int] = {}  # content index of a thinking block → summary parts seen
+        self.arguments: dict[int, str] = {}  # content index of a tool call → the arguments text streamed
+        self.finished = False
+        self.handlers = {
+            "response.output_item.added": self._item_added,
+            "response.reasoning_summary_part.added": self._summary_part,
+            "response.reasoning_summary_text.delta": self._thinking_delta,
+            "response.output_text.delta": self._text_delta,
+            "response.refusal.delta": self._text_delta,
+            "response.function_call_arguments.delta": self._arguments_delta,
+            "response.function_call_arguments.done": self._arguments_done,
+            "response.output_item.done": self._item_done,
+            "response.completed": self._completed,
+            "response.incomplete": self._completed,
+            "response.failed": self._failed,
+            "error": self._error,
+        }
+
+    @property
+    def message(self) -> AssistantMessage:
+        return self.builder.message
+
+    def feed(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        handler = self.handlers.get(getattr(event, "type", None))  # type: ignore[arg-type]
+        return handler(event) if handler is not None else iter(())
+
+    def finish(self) -> Iterator[AssistantMessageEvent]:
+        if not self.finished:
+            # Deviation 2: a stream cut short at an event boundary must not look like a complete answer.
+            raise RuntimeError("The stream ended before response.completed (the response may be truncated)")
+        for index in list(self.blocks.values()):  # items the server never closed
+            yield self.builder.close(index)
+        self.blocks = {}
+        yield final_event(self.message)
+
+    # --- items -----------------------------------------------------------------------------------------
+
+    def _item_added(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        yield from self._open(getattr(event, "output_index", None), getattr(event, "item", None))
+
+    def _open(self, position: Any, item: Any) -> Iterator[AssistantMessageEvent]:
+        kind = getattr(item, "type", None)
+        if kind == "reasoning":
+            block: Any = ThinkingContent(thinking="")
+        elif kind == "message":
+            block = TextContent(text="")
+        elif kind == "function_call":
+            block = ToolCall(id=_call_id(item), name=getattr(item, "name", None) or "", arguments={})
+        else:
+            return  # built-in tool calls (web search, …) are not part of Pi's message model
+        yield self.builder.open(block)
+        index = len(self.message.content) - 1
+        self.blocks[position] = index
+        initial = getattr(item, "arguments", None) if kind == "function_call" else None
+        if isinstance(initial, str) and initial:
+            yield from self._append_arguments(index, initial)
+
+    def _item_done(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        item = getattr(event, "item", None)
+        position = getattr(event, "output_index", None)
+        if position not in self.blocks:  # a server that skipped output_item.added
+            yield from self._open(position, item)
+        index = self.blocks.pop(position, None)
+        if index is None:
+            return
+        block = self.message.content[index]
+        kind = getattr(item, "type", None)
+        if isinstance(block, ThinkingContent) and kind == "reasoning":
+            raw = _as_dict(item)
+            summary = raw.get("summary")
+            parts = summary if isinstance(summary, list) else []
+            block.thinking = "\n\n".join(_summary_text(part) for part in parts)
+            block.thinking_signature = js_json_stringify(raw)  # the reasoning item, sent back next turn
+            self.summary_parts.pop(index, None)
+        elif isinstance(block, TextContent) and kind == "message":
+            parts = getattr(item, "content", None) or []
+            block.text = "".join(_part_text(part) for part in parts)
+            block.text_signature = encode_text_signature(getattr(item, "id", None) or "", getattr(item, "phase", None))
+        elif isinstance(block, ToolCall) and kind == "function_call":
+            block.id = _call_id(item)
+            block.name = getattr(item, "name", None) or block.name
+            if not self.arguments.get(index):  # as in Pi: what streamed wins, else the item's arguments
+                final = getattr(item, "arguments", None)
+                yield from self._set_arguments(index, final if isinstance(final, str) and final else "{}")
+            self.arguments.pop(index, None)
+        yield self.builder.close(index)
+
+    # --- deltas ----------------------------------------------------------------------------------------
+
+    def _block(self, event: Any, kind: type) -> int | None:
+        index = self.blocks.get(getattr(event, "output_index", None))
+        return index if index is not None and isinstance(self.message.content[index], kind) else None
+
+    def _summary_part(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        index = self._block(event, ThinkingContent)
+        if index is None:
+            return
+        seen = self.summary_parts.get(index, 0)
+        self.summary_parts[index] = seen + 1
+        if seen:  # deviation 3: the separator goes between parts
+            yield self.builder.delta(index, "\n\n")
+
+    def _thinking_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        index = self._block(event, ThinkingContent)
+        delta = getattr(event, "delta", None)
+        if index is not None and isinstance(delta, str) and delta:
+            yield self.builder.delta(index, delta)
+
+    def _text_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        index = self._block(event, TextContent)
+        delta = getattr(event, "delta", None)
+        if index is not None and isinstance(delta, str) and delta:
+            yield self.builder.delta(index, delta)
+
+    def _arguments_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        index = self._block(event, ToolCall)
+        delta = getattr(event, "delta", None)
+        if index is not None and isinstance(delta, str) and delta:
+            yield from self._append_arguments(index, delta)
+
+    def _arguments_done(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        index = self._block(event, ToolCall)
+        final = getattr(event, "arguments", None)
+        if index is not None and isinstance(final, str):
+            yield from self._set_arguments(index, final)
+
+    def _append_arguments(self, index: int, text: str) -> Iterator[AssistantMessageEvent]:
+        self.arguments[index] = self.arguments.get(index, "") + text
+        yield self.builder.delta(index, text)  # the arguments are re-parsed on every fragment
+
+    def _set_arguments(self, index: int, text: str) -> Iterator[AssistantMessageEvent]:
+        """Make the arguments ``text`` (the complete ones). The deltas still add up to the arguments: when
+        ``text`` continues what streamed, only the rest is sent as a delta."""
+        streamed = self.arguments.get(index, "")
+        if text.startswith(streamed):
+            if text != streamed:
+                yield from self._append_arguments(index, text[len(streamed) :])
+            return
+        # The complete arguments disagree with the fragments (never seen): they win, as in Pi.
+        self.arguments[index] = text
+        self.builder._json[index] = text  # what the builder parses the arguments from when the block closes
+        self.message.content[index].arguments = parse_partial_json(text)
+
+    # --- the end ---------------------------------------------------------------------------------------
+
+    def _completed(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        response = getattr(event, "response", None)
+        self.finished = True
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.message.usage = self._usage(usage, getattr(response, "service_tier", None))
+        status = getattr(response, "status", None)
+        if event.type == "response.incomplete":
+            status = status or "incomplete"
+        message = self.message
+        message.stop_reason = map_status(status)
+        if message.stop_reason == "length":
+            reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+            if reason == "content_filter":  # deviation 1: not a length stop
+                message.stop_reason, message.error_message = "error", "incomplete: content_filter"
+        elif message.stop_reason == "error":
+            message.error_message = _response_error(response)
+        elif message.stop_reason == "stop" and any(isinstance(b, ToolCall) for b in message.content):
+            message.stop_reason = "toolUse"
+        return iter(())
+
+    def _usage(self, raw: Any, tier: str | None) -> Usage:
+        cached = _count(getattr(getattr(raw, "input_tokens_details", None), "cached_tokens", None))
+        usage = Usage(
+            input=_count(getattr(raw, "input_tokens", None)) - cached,
+            output=_count(getattr(raw, "output_tokens", None)),
+            cache_read=cached,
+            cache_write=0,
+            total_tokens=_count(getattr(raw, "total_tokens", None)),
+        )
+        cost = calculate_cost(self.model, usage)
+        multiplier = SERVICE_TIER_COST.get(tier or self.service_tier or "", 1.0)
+        if multiplier != 1.0:
+            cost.input *= multiplier
+            cost.output *= multiplier
+            cost.cache_read *= multiplier
+            cost.cache_write *= multiplier
+            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        return usage
+
+    def _failed(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        raise RuntimeError(_response_error(getattr(event, "response", None)))
+
+    def _error(self, event: Any) -> Iterator[AssistantMessageEvent]:
+        code, message = getattr(event, "code", None), getattr(event, "message", None) or "Unknown error"
+        raise RuntimeError(f"Error Code {code}: {message}" if code else message)
+
+
+def _call_id(item: Any) -> str:
+    return f"{getattr(item, 'call_id', None) or ''}|{getattr(item, 'id', None) or ''}"
+
+
+def _part_text(part: Any) -> str:
+    kind = getattr(part, "type", None)
+    if kind == "output_text":
+        return getattr(part, "text", None) or ""
+    if kind == "refusal":
+        return getattr(part, "refusal", None) or ""
+    return ""
+
+
+def _summary_text(part: Any) -> str:
+    text = part.get("text") if isinstance(part, dict) else None
+    return text if isinstance(text, str) else ""
+
+
+def _as_dict(item: Any) -> dict[str, Any]:
+    """An SDK object as the JSON the server sent (fields it did not send are left out)."""
+    if isinstance(item, dict):
+        return item
+    to_dict = getattr(item, "to_dict", None)
+    data = to_dict(mode="json") if callable(to_dict) else item.model_dump(mode="json", exclude_unset=True)
+    return data if isinstance(data, dict) else {}
+
+
+def _response_error(response: Any) -> str:
+    """Pi's wording for a failed response: ``<code>: <message>``, else the incomplete reason."""
+    error = getattr(response, "error", None)
+    if error is not None:
+        return f"{getattr(error, 'code', None) or 'unknown'}: {getattr(error, 'message', None) or 'no message'}"
+    reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+    if reason:
+        return f"incomplete: {reason}"
+    return "Unknown error (no error details in response)"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
+    """A readable error for an SDK failure: status and the API's message, the cause of a connection error,
+    or what was wrong with an event. The key is redacted in every form, in case a server echoes it."""
+    if isinstance(error, sdk.APIStatusError):
+        text = f"{error.status_code} {_api_message(error.body) or 'status code (no body)'}"
+    elif isinstance(error, sdk.APIConnectionError):
+        cause = error.__cause__ or error.__context__
+        text = f"{error.message.rstrip('.')}: {cause}" if cause is not None and str(cause) else error.message
+    elif isinstance(error, sdk.APIError):  # an error object inside the stream
+        text = _api_message(error.body) or error.message
+        code = error.body.get("code") if isinstance(error.body, dict) else None
+        text = f"{text} (code {code})" if code is not None else text
+    elif isinstance(error, json.JSONDecodeError):
+        text = f"Malformed event in the response stream ({error.msg}): {error.doc[:200]!r}"
+    else:
+        text = str(error)
+    return RuntimeError(redact(text, [key], marker="***"))
+
+
+def _api_message(body: Any) -> str | None:
+    if isinstance(body, str):
+        return body.strip()[:1000] or None
+    if not isinstance(body, dict):
+        return None
+    detail = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = detail.get("message")
+    return message if isinstance(message, str) and message else json.dumps(body)[:1000]
+
+
+register_provider("openai-responses", stream_openai_responses)

@@ -1,0 +1,147 @@
+"""P4r: one openai-responses answer of 10,000 small text deltas, from a local SSE server.
+
+The server (127.0.0.1, a thread of this process) answers every POST with the same prepared body, the events
+OpenAI's Responses API streams for a text answer: ``response.created``, ``response.in_progress``, the
+message item's ``output_item.added`` and ``content_part.added``, 10,000 ``response.output_text.delta``
+events each carrying a few characters, the ``.done`` events and ``response.completed`` with usage, written at
+once (chunked transfer encoding), so the client's work is what is measured.
+
+* **baseline**: the raw ``openai`` SDK, ``AsyncOpenAI(...).responses.create(stream=True)`` iterated to the
+  end, joining the deltas of the ``response.output_text.delta`` events (the least a caller does with the
+  stream), client created and closed per call as our provider does.
+* **P4r**: ``pi_notebook.ai.complete()`` on an ``openai-responses`` model whose ``base_url`` is the server.
+
+Each call runs in its own ``asyncio.run``, for both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .harness import Result, compare, measure, ratio_goal
+
+KEY = "sk-bench-000"
+MODEL_ID = "bench-model"
+
+
+def sse_body(deltas: int) -> bytes:
+    """The whole streamed answer: ``deltas`` text deltas of a few characters (a word and a count)."""
+    words = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog")
+    pieces = [f" {words[i % len(words)]}{i}" for i in range(deltas)]
+    text = "".join(pieces)
+    response = {"id": "resp_bench", "object": "response", "created_at": 1, "status": "in_progress", "model": MODEL_ID}
+    item = {"id": "msg_bench", "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    where = {"item_id": "msg_bench", "output_index": 0, "content_index": 0}
+    done_part = {**part, "text": text}
+    done_item = {**item, "status": "completed", "content": [done_part]}
+    usage = {
+        "input_tokens": 20,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": deltas,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 20 + deltas,
+    }
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.content_part.added", **where, "part": part},
+    ]
+    events += [{"type": "response.output_text.delta", **where, "delta": p, "logprobs": []} for p in pieces]
+    events += [
+        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": done_part},
+        {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [done_item], "usage": usage},
+        },
+    ]
+    out = []
+    for number, event in enumerate(events):
+        out.append(f"event: {event['type']}\ndata: {json.dumps({**event, 'sequence_number': number})}\n\n")
+    return "".join(out).encode()
+
+
+@contextmanager
+def sse_server(body: bytes) -> Iterator[str]:
+    """A 127.0.0.1 server answering every request with ``body`` as an event stream; yields its ``/v1`` URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+            self.wfile.flush()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = httpd.server_address[:2]
+        yield f"http://{host}:{port}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def raw_sdk(base_url: str) -> str:
+    """The baseline: the openai SDK streaming the Responses answer, text deltas joined."""
+    import openai
+
+    async def go() -> str:
+        client = openai.AsyncOpenAI(api_key=KEY, base_url=base_url)
+        try:
+            stream = await client.responses.create(model=MODEL_ID, input="Count.", stream=True)
+            pieces = []
+            async for event in stream:
+                if event.type == "response.output_text.delta":
+                    pieces.append(event.delta)
+            return "".join(pieces)
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def ours_complete(base_url: str) -> str:
+    from pi_notebook.ai import Context, UserMessage, complete
+    from pi_notebook.ai.types import Model
+
+    model = Model(id=MODEL_ID, name="bench", api="openai-responses", provider="openai", base_url=base_url)
+
+    async def go() -> str:
+        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
+        message = await complete(model, context, api_key=KEY)
+        assert message.stop_reason == "stop", message.error_message
+        return message.content[0].text
+
+    return asyncio.run(go())
+
+
+@measure("P4r", "openai-responses stream of 10,000 small text deltas: complete() vs the raw SDK")
+def p4r(quick: bool) -> list[Result]:
+    deltas = 1_000 if quick else 10_000
+    repeats = 1 if quick else 9
+    with sse_server(sse_body(deltas)) as url:
+        expected = raw_sdk(url)
+        assert ours_complete(url) == expected
+        base, ours = compare(lambda: raw_sdk(url), lambda: ours_complete(url), repeats)
+        result = Result("P4r", f"complete() on {deltas:,} Responses deltas", "raw openai SDK", ours, base)
+        return [ratio_goal(result, 1.2, quick)]
