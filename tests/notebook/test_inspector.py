@@ -18,7 +18,7 @@ from pi_notebook.notebook.config import DEFAULT_SYSTEM_PROMPT
 from pi_notebook.notebook.inspector import InspectorWidget, inspect
 
 ANTHROPIC = "anthropic-messages (claude-sonnet-4-5)"
-OPENAI = "openai-completions (gpt-5-mini)"
+OPENAI = "openai-responses (gpt-5-mini)"
 FAUX = "faux (faux-1)"
 
 pytestmark = pytest.mark.usefixtures("fresh_faux")
