@@ -83,6 +83,16 @@ PROVIDERS: dict[str, ProviderInfo] = {
         r"|transcribe|tts|realtime|audio|image|search|deep-research|-pro$|codex|cyber|rosalind|live|instruct"
         r"|:extended|-0301",
     ),
+    "google": ProviderInfo(
+        api="google-generative-ai",
+        base_url="https://generativelanguage.googleapis.com/v1beta",  # Pi's (the version is part of it)
+        context_window=1_048_576,
+        max_tokens=65_536,
+        # Gemini chat models only: not Claude or Gemma served by Google, embeddings, speech, image or live
+        # models, nor the retired 1.x generation.
+        skip=r"^(?!gemini-)|^gemini-(1\.|pro$|pro-1|flash-1)|embedding|tts|image|live|robotics|omni|nano-banana"
+        r"|native-audio",
+    ),
 }
 """The providers whose models come from the catalogue, with Pi's ``api`` names: OpenAI models use the
 Responses API, as in Pi (``get_model("openai-completions/<id>")`` serves them through Chat Completions)."""
@@ -113,6 +123,11 @@ FAMILY_RULES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         (r"^gpt-5-chat", {"reasoning": False, "maxTokens": 16_384}),
         (r"chat", {"reasoning": True, "maxTokens": 16_384}),  # Pi: gpt-5.1/5.2-chat-latest reason
         (r"^gpt-\d", {"reasoning": True, "maxTokens": 128_000}),
+    ],
+    # From Google's Gemini model pages and Pi's catalogue for the same families.
+    "google": [
+        (r"^gemini-2\.0", {"reasoning": False, "maxTokens": 8_192}),
+        (r"^gemini-", {"reasoning": True, "maxTokens": 65_536}),
     ],
 }
 """Per provider, ``(regex on the model id, Pi fields)`` for what genai-prices does not record; the first
@@ -243,4 +258,25 @@ def find_entry(provider: str, model_id: str) -> dict[str, Any] | None:
     if model_id in entries:
         return json.loads(json.dumps(entries[model_id]))
     match = _genai_match(provider, model_id)
-    return _from_genai(provider, model_id, match) if match is not None else None
+    if match is not None:
+        return _from_genai(provider, model_id, match)
+    if provider not in _genai_providers() and not entries:
+        return _from_rules(provider, model_id)  # no genai-prices and no Pi overlay (google): the family rules
+    return None
+
+
+def _from_rules(provider: str, model_id: str) -> dict[str, Any]:
+    """An entry from the family rules and the provider's defaults alone, with no prices (costs show as 0)."""
+    defaults = PROVIDERS[provider]
+    entry = {
+        "id": model_id,
+        "name": model_id,
+        "api": defaults.api,
+        "provider": provider,
+        "baseUrl": defaults.base_url,
+        **_family(provider, model_id),
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": defaults.context_window,
+    }
+    entry["maxTokens"] = min(entry["maxTokens"], entry["contextWindow"])
+    return entry

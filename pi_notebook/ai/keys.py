@@ -26,7 +26,8 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
     "openai": ("OPENAI_API_KEY",),
     "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
-    "google": ("GEMINI_API_KEY",),
+    # Pi reads GEMINI_API_KEY; Google's own SDKs also read GOOGLE_API_KEY, second here (Pi's variable wins).
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "groq": ("GROQ_API_KEY",),
     "cerebras": ("CEREBRAS_API_KEY",),
     "xai": ("XAI_API_KEY",),

@@ -73,6 +73,7 @@ PREFIXES: dict[str, str] = {
     "anthropic": "Anthropic Messages API, models from the catalogue",
     "openai": "OpenAI Responses API, models from the catalogue",
     "openai-completions": "the same OpenAI models through the Chat Completions API",
+    "google": "Google Gemini API (GEMINI_API_KEY), models from the catalogue",
     "ollama": "a local Ollama server (OLLAMA_HOST, default http://localhost:11434)",
     "openai-compatible": "any OpenAI-compatible server (base_url=... or OPENAI_BASE_URL)",
     "openrouter": "OpenRouter (https://openrouter.ai/api/v1)",
@@ -82,7 +83,11 @@ PREFIXES: dict[str, str] = {
 }
 """The provider prefixes :func:`get_model` understands, with what each one means."""
 
-BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+BASE_URL_VARIABLES = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "google": "GOOGLE_GEMINI_BASE_URL",
+}
 """Environment variables that send a catalogue provider's models to another URL (a proxy, a gateway, a local test
 server), as the official SDKs read them."""
 
@@ -158,12 +163,17 @@ def list_models(provider: str | None = None) -> list[Model]:
 _FALLBACK_WITHOUT_GENAI_PRICES = {"anthropic": "claude-opus-4-5", "openai": "gpt-5.2"}
 
 
+# The base of unknown ids for catalogue providers that are not in DEFAULT_MODELS (Pi's defaultModelPerProvider).
+_FALLBACK_MODELS = {"google": "gemini-2.5-pro"}
+
+
 def _fallback_base(provider: str) -> tuple[str, dict[str, Any]]:
-    for model_id in (DEFAULT_MODELS[provider], _FALLBACK_WITHOUT_GENAI_PRICES[provider]):
+    first = DEFAULT_MODELS.get(provider) or _FALLBACK_MODELS[provider]
+    for model_id in (first, _FALLBACK_WITHOUT_GENAI_PRICES.get(provider, first)):
         entry = catalogue.find_entry(provider, model_id)
         if entry is not None:
             return model_id, entry
-    raise LookupError(f"the model catalogue has no {provider}/{DEFAULT_MODELS[provider]}")  # a broken install
+    raise LookupError(f"the model catalogue has no {provider}/{first}")  # a broken install
 
 
 def _fallback_entry(provider: str, model_id: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ _PROVIDERS = "pi_notebook.ai.providers."
 _BUILTIN = {
     "anthropic-messages": (_PROVIDERS + "anthropic_convert", "build_anthropic_request"),
     "openai-completions": (_PROVIDERS + "openai_completions_convert", "build_openai_completions_request"),
+    "google-generative-ai": (_PROVIDERS + "google_convert", "build_google_request"),
     "openai-responses": (_PROVIDERS + "openai_responses_convert", "build_openai_responses_request"),
     "local": (_PROVIDERS + "local", "build_local_request"),
 }

@@ -48,6 +48,7 @@ def registered_apis() -> tuple[str, ...]:
 _BUILTIN_PROVIDERS = {
     "anthropic-messages": "pi_notebook.ai.providers.anthropic",
     "openai-completions": "pi_notebook.ai.providers.openai_completions",
+    "google-generative-ai": "pi_notebook.ai.providers.google",
     "openai-responses": "pi_notebook.ai.providers.openai_responses",
     "faux": "pi_notebook.ai.faux",
     "local": "pi_notebook.ai.providers.local",

@@ -150,7 +150,7 @@ def test_catalogue_contents():
         assert m.context_window >= m.max_tokens > 0
         assert m.cost.input > 0 and m.cost.output >= m.cost.input
         assert "text" in m.input
-    assert list_models() == [*anthropic, *openai, get_model("local")]
+    assert list_models() == [*anthropic, *openai, *list_models("google"), get_model("local")]
 
 
 def _spec(raw):

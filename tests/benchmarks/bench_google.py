@@ -1,0 +1,130 @@
+"""P4g: one google-generative-ai response of 10,000 small text chunks, from a local ``streamGenerateContent`` server.
+
+The server (127.0.0.1, a thread of this process) answers every POST with the same prepared body: 10,000
+``data: <GenerateContentResponse>`` events each carrying a few characters of text (and the usage so far, as
+Gemini sends it), the last one with ``finishReason: STOP``, written at once (chunked transfer encoding), so the
+client's work is what is measured.
+
+* **baseline**: the raw ``google-genai`` SDK, ``client.aio.models.generate_content_stream(...)`` iterated to the
+  end, joining the text of the parts (the least a caller does with a stream), client created and closed per call
+  as our provider does.
+* **P4g**: ``pi_notebook.ai.complete()`` on a ``google/gemini-2.5-flash`` model whose ``base_url`` is the server.
+
+Each call runs in its own ``asyncio.run``, for both sides. Goal: ≤ 1.2× the baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .harness import Result, compare, measure, ratio_goal
+
+KEY = "AIza-bench-0000"
+MODEL_ID = "gemini-2.5-flash"
+
+
+def sse_body(chunks: int) -> bytes:
+    """The whole streamed response: ``chunks`` text chunks of a few characters (a word and a count), as Gemini
+    writes them."""
+    words = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog")
+    parts = []
+    for i in range(chunks):
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": f" {words[i % len(words)]}{i}"}], "role": "model"}}
+        if i == chunks - 1:
+            candidate["finishReason"] = "STOP"
+        candidate["index"] = 0
+        usage = {"promptTokenCount": 20, "candidatesTokenCount": i + 1, "totalTokenCount": 21 + i}
+        body = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": MODEL_ID, "responseId": "bench"}
+        parts.append(f"data: {json.dumps(body)}\r\n\r\n")
+    return "".join(parts).encode()
+
+
+@contextmanager
+def gemini_server(body: bytes) -> Iterator[str]:
+    """A 127.0.0.1 server answering every request with ``body`` as an event stream; yields its ``/v1beta`` URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+            self.wfile.flush()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = httpd.server_address[:2]
+        yield f"http://{host}:{port}/v1beta"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def raw_sdk(base_url: str) -> str:
+    """The baseline: the google-genai SDK streaming the response, text joined."""
+    from google import genai
+    from google.genai import types
+
+    async def go() -> str:
+        options = types.HttpOptions(base_url=base_url, api_version="")
+        client = genai.Client(api_key=KEY, vertexai=False, http_options=options)
+        try:
+            stream = await client.aio.models.generate_content_stream(
+                model=MODEL_ID,
+                contents=[{"role": "user", "parts": [{"text": "Count."}]}],
+                config={"maxOutputTokens": 32000, "automaticFunctionCalling": {"disable": True}},
+            )
+            pieces = []
+            async for chunk in stream:
+                if chunk.candidates and chunk.candidates[0].content and chunk.candidates[0].content.parts:
+                    for part in chunk.candidates[0].content.parts:
+                        if part.text:
+                            pieces.append(part.text)
+            return "".join(pieces)
+        finally:
+            client.close()
+            await client.aio.aclose()
+
+    return asyncio.run(go())
+
+
+def ours_complete(base_url: str) -> str:
+    from pi_notebook.ai import Context, UserMessage, complete
+    from pi_notebook.ai.models import get_model
+
+    async def go() -> str:
+        model = get_model(f"google/{MODEL_ID}", base_url=base_url)
+        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
+        message = await complete(model, context, api_key=KEY)
+        assert message.stop_reason == "stop", message.error_message
+        return message.content[0].text
+
+    return asyncio.run(go())
+
+
+@measure("P4g", "google-generative-ai stream of 10,000 small chunks: complete() vs the raw google-genai SDK")
+def p4g(quick: bool) -> list[Result]:
+    chunks = 1_000 if quick else 10_000
+    repeats = 1 if quick else 9
+    with gemini_server(sse_body(chunks)) as url:
+        expected = raw_sdk(url)
+        assert ours_complete(url) == expected
+        base, timing = compare(lambda: raw_sdk(url), lambda: ours_complete(url), repeats)
+        row = Result("P4g", f"complete() on {chunks:,} chunks", "raw google-genai SDK", timing, base)
+        return [ratio_goal(row, 1.2, quick)]
