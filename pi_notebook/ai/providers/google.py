@@ -41,7 +41,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -192,18 +192,20 @@ class _Translation:
         self.blocked: str | None = None
         self.counts: tuple[Any, ...] = ()  # the last usage counts seen
 
-    def handle(self, chunk: Any) -> Iterator[AssistantMessageEvent]:
+    def handle(self, chunk: Any) -> list[AssistantMessageEvent]:
+        """The events of one chunk (a list: cheaper than nested generators, and this runs for every chunk)."""
+        events: list[AssistantMessageEvent] = []
         if not self.started:
             self.started = True
-            yield self.builder.start()
+            events.append(self.builder.start())
         candidates = chunk.candidates
         candidate = candidates[0] if candidates else None
         content = candidate.content if candidate is not None else None
         for part in (content.parts if content is not None else None) or ():
             if part.text is not None:
-                yield from self._text(part)
+                self._text(part, events)
             if part.function_call is not None:
-                yield from self._function_call(part)
+                self._function_call(part, events)
         if candidate is not None and candidate.finish_reason:
             reason = candidate.finish_reason
             self.finish_reason = str(getattr(reason, "value", reason))
@@ -215,8 +217,9 @@ class _Translation:
                 self.blocked += f" ({feedback.block_reason_message})"
         if chunk.usage_metadata is not None:
             self._usage(chunk.usage_metadata)
+        return events
 
-    def finish(self) -> Iterator[AssistantMessageEvent]:
+    def finish(self) -> list[AssistantMessageEvent]:
         """The end of the open block and the terminal event; raises for a blocked prompt or a cut stream."""
         message = self.builder.message
         if self.blocked is not None:
@@ -224,28 +227,30 @@ class _Translation:
         if self.finish_reason is None:
             # A proxy that closes the connection cleanly mid-answer must not look like a complete answer.
             raise GoogleStreamError("Gemini's stream ended without a finish reason (the response may be truncated)")
-        yield from self.close_open()
+        events: list[AssistantMessageEvent] = []
+        self._close_open(events)
         stop = map_finish_reason(self.finish_reason)
         if stop == "error":
             message.error_message = f"Gemini stopped with finish reason {self.finish_reason}"
         elif any(isinstance(block, ToolCall) for block in message.content):
             stop = "toolUse"
         message.stop_reason = stop
-        yield final_event(message)
+        events.append(final_event(message))
+        return events
 
-    def close_open(self) -> Iterator[AssistantMessageEvent]:
+    def _close_open(self, events: list[AssistantMessageEvent]) -> None:
         if self.open is not None:
-            yield self.builder.close(self.open)
+            events.append(self.builder.close(self.open))
             self.open = None
 
-    def _text(self, part: Any) -> Iterator[AssistantMessageEvent]:
+    def _text(self, part: Any, events: list[AssistantMessageEvent]) -> None:
         thinking = part.thought is True
         blocks = self.builder.message.content
         block = blocks[self.open] if self.open is not None else None
         if block is None or isinstance(block, ThinkingContent) != thinking:
-            yield from self.close_open()
+            self._close_open(events)
             block = ThinkingContent(thinking="") if thinking else TextContent(text="")
-            yield self.builder.open(block)
+            events.append(self.builder.open(block))
             self.open = len(blocks) - 1
         signature = _signature(part.thought_signature)
         if signature:  # some backends sign only the first delta of a block: keep the last non-empty one
@@ -253,10 +258,10 @@ class _Translation:
                 block.thinking_signature = signature
             else:
                 block.text_signature = signature
-        yield self.builder.delta(self.open, part.text)
+        events.append(self.builder.delta(self.open, part.text))
 
-    def _function_call(self, part: Any) -> Iterator[AssistantMessageEvent]:
-        yield from self.close_open()
+    def _function_call(self, part: Any, events: list[AssistantMessageEvent]) -> None:
+        self._close_open(events)
         call = part.function_call
         name = call.name or ""
         blocks = self.builder.message.content
@@ -264,29 +269,29 @@ class _Translation:
         if not call_id or any(isinstance(b, ToolCall) and b.id == call_id for b in blocks):
             call_id = f"{name}_{now_ms()}_{next(_tool_call_counter)}"
         block = ToolCall(id=call_id, name=name, arguments={}, thought_signature=_signature(part.thought_signature))
-        yield self.builder.open(block)
+        events.append(self.builder.open(block))
         index = len(blocks) - 1
-        yield self.builder.delta(index, js_json_stringify(call.args or {}))
-        yield self.builder.close(index)
+        events.append(self.builder.delta(index, js_json_stringify(call.args or {})))
+        events.append(self.builder.close(index))
 
     def _usage(self, raw: Any) -> None:
-        counts = (
-            raw.prompt_token_count,
-            raw.candidates_token_count,
-            raw.thoughts_token_count,
-            raw.cached_content_token_count,
-            raw.total_token_count,
-        )
+        prompt, candidates, thoughts = raw.prompt_token_count, raw.candidates_token_count, raw.thoughts_token_count
+        cached, total = raw.cached_content_token_count, raw.total_token_count
+        counts = (prompt, candidates, thoughts, cached, total)
         if counts == self.counts:  # Gemini repeats the usage so far on every chunk
             return
         self.counts = counts
         usage = self.builder.message.usage
-        cached = raw.cached_content_token_count or 0
-        usage.input = (raw.prompt_token_count or 0) - cached  # the prompt count includes the cached tokens
-        usage.output = (raw.candidates_token_count or 0) + (raw.thoughts_token_count or 0)
-        usage.cache_read = cached
-        usage.cache_write = 0
-        usage.total_tokens = raw.total_token_count or 0
+        cached = cached or 0
+        # The prompt count includes the cached tokens. Only what changed is set (this runs for every chunk).
+        for name, value in (
+            ("input", (prompt or 0) - cached),
+            ("output", (candidates or 0) + (thoughts or 0)),
+            ("cache_read", cached),
+            ("total_tokens", total or 0),
+        ):
+            if getattr(usage, name) != value:
+                setattr(usage, name, value)
         calculate_cost(self.model, usage)
 
 
