@@ -20,9 +20,7 @@ Pi. Where Pi loses data or hangs, this module does better, on purpose:
 from __future__ import annotations
 
 import errno
-import json
 import os
-import re
 import threading
 import time
 import uuid
@@ -37,7 +35,7 @@ from .session_context import SessionContext as SessionContext
 from .session_context import SessionTreeNode as SessionTreeNode
 from .session_context import build_session_context as build_session_context
 from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
-from .session_entries import ENTRY_TYPES, js_trim, new_entry_id, parse_entry, written_id
+from .session_entries import ENTRY_TYPES, intern_role, js_trim, new_entry_id, parse_entry, written_id
 from .session_entries import BranchSummaryEntry as BranchSummaryEntry
 from .session_entries import CompactionEntry as CompactionEntry
 from .session_entries import CustomEntry as CustomEntry
@@ -51,7 +49,8 @@ from .session_entries import SessionMessageEntry as SessionMessageEntry
 from .session_entries import SessionWarning as SessionWarning
 from .session_entries import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
 from .session_entries import UnknownEntry as UnknownEntry
-from .session_load import load_session_text
+from .session_entries import dumps_line as dumps_line
+from .session_load import load_session_lines
 
 try:
     import fcntl
@@ -91,23 +90,17 @@ class EntryNotFoundError(SessionError, KeyError):
 
 def iso_now() -> str:
     """The current UTC time like JS ``new Date().toISOString()``: ``2024-12-03T14:00:00.000Z``."""
+    global _iso_second
     ms = time.time_ns() // 1_000_000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    second, prefix = _iso_second
+    if second != ms // 1000:
+        second = ms // 1000
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _iso_second = (second, prefix)  # one tuple, replaced whole: safe from any thread
+    return f"{prefix}.{ms % 1000:03d}Z"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def dumps_line(obj: Any) -> str:
-    """One compact JSON line as JS ``JSON.stringify`` writes it, safe to encode as UTF-8.
-
-    Raw non-ASCII (U+2028 included) is kept; a lone surrogate is written as a ``\\udXXX`` escape (as JS
-    does since ES2019; raw, it could not be encoded). NaN and infinities raise ``ValueError``.
-    """
-    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    if _SURROGATE.search(line):
-        line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
-    return line
+_iso_second: tuple[int | None, str] = (None, "")
 
 
 # --- the writer lock -----------------------------------------------------------------------------------
@@ -152,7 +145,6 @@ class SessionFile:
         self._entries: list[SessionEntry] = []
         self._by_id: dict[str, SessionEntry] = {}
         self._labels: dict[str, str] = {}
-        self._line_of: dict[int, int] = {}
         self._leaf_id: str | None = None
         self._needs_newline = False
         # Held from reading the leaf to moving it (and by close): appends from several threads form one branch.
@@ -220,16 +212,18 @@ class SessionFile:
 
     def _load(self, data: bytes) -> None:
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            self._warn(f"byte {e.start}: not valid UTF-8; bad bytes read as U+FFFD (as Pi does)")
-            text = data.decode("utf-8", errors="replace")
-        loaded = load_session_text(text)
+            loaded = load_session_lines(data.split(b"\n"))  # checks that every line is UTF-8 as it reads it
+        except UnicodeDecodeError:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                self._warn(f"byte {e.start}: not valid UTF-8; bad bytes read as U+FFFD (as Pi does)")
+            data = data.decode("utf-8", errors="replace").encode("utf-8")
+            loaded = load_session_lines(data.split(b"\n"))
         self._header, self._file_version = loaded.header, loaded.version
-        self._entries, self._by_id, self._line_of = loaded.entries, loaded.by_id, loaded.line_of
-        for entry in self._entries:
-            if isinstance(entry, LabelEntry):
-                self._track_label(entry)
+        self._entries, self._by_id = loaded.entries, loaded.by_id
+        for entry in loaded.labels:
+            self._track_label(entry)
         self._leaf_id = loaded.leaf_id
         for _, note in loaded.notes:
             self._warn(note)
@@ -389,14 +383,39 @@ class SessionFile:
     def append_message(self, message: Any) -> SessionMessageEntry:
         """Append a ``message`` entry: a typed AgentMessage or Pi JSON (any role; unknown ones stay raw).
 
+        Pi JSON is written as given (typed when first used); a typed message is written as its ``to_pi_json()``.
         Summaries are their own entries: use :meth:`append_compaction` and :meth:`branch_with_summary`.
         """
-        role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+        if isinstance(message, dict):
+            role, typed = message.get("role"), None
+        elif callable(getattr(message, "to_pi_json", None)):
+            role, typed = getattr(message, "role", None), message
+        else:
+            raise TypeError(f"not an AgentMessage: {type(message).__name__}")
         if role in ("branchSummary", "compactionSummary"):
             raise ValueError(f"a {role} message is written as its own entry type, not with append_message")
-        if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
-            raise TypeError(f"not an AgentMessage: {type(message).__name__}")
-        return self._append("message", {"message": as_agent_message(message)})
+        with self._lock:
+            self._check_writable()
+            leaf = self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+            parent = written_id(leaf) if leaf is not None else self._leaf_id  # the id the file knows it by
+            entry_id, stamp = new_entry_id(self._by_id), iso_now()
+            raw = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp}
+            try:
+                raw["message"] = message if typed is None else typed.to_pi_json()
+                line = dumps_line(raw)
+            except (TypeError, ValueError):  # typed parts (a content block object), NaN: typed, then written as Pi's
+                typed = as_agent_message(message)
+                raw["message"] = typed.to_pi_json()
+                line = dumps_line(raw)
+            data = (line + "\n").encode("utf-8")  # kept as the entry's line too (the newline is JSON whitespace)
+            self._write_line(data)
+            entry = SessionMessageEntry(entry_id, parent, stamp, intern_role(role), data, typed)
+            if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
+                entry.set_in_memory(parent_id=self._leaf_id)
+            self._entries.append(entry)  # (_register, without its label check)
+            self._by_id[entry_id] = entry
+            self._leaf_id = entry_id
+            return entry
 
     def append_thinking_level_change(self, thinking_level: str) -> ThinkingLevelChangeEntry:
         """Append a ``thinking_level_change`` entry."""
@@ -516,18 +535,28 @@ class SessionFile:
         if self._needs_newline:  # the file ends in a cut line: keep ours off it
             data = b"\n" + data
         fd = self._fh.fileno()
-        start = os.fstat(fd).st_size
-        view = memoryview(data)
+        written = os.write(fd, data)  # one syscall for a whole line, almost always
+        if written == len(data):
+            self._needs_newline = False
+            return
+        view = memoryview(data)[written:]
         try:
             while view:
-                view = view[os.write(fd, view) :]
+                n = os.write(fd, view)
+                written += n
+                view = view[n:]
         except OSError:
-            try:
-                os.ftruncate(fd, start)
-            except OSError:
-                self._needs_newline = True
+            self._cut_back(fd, written)
             raise
         self._needs_newline = False
+
+    def _cut_back(self, fd: int, written: int) -> None:
+        """A write failed after ``written`` bytes of its line: remove them (the file is ours, appended at its end)."""
+        try:
+            if written:
+                os.ftruncate(fd, os.fstat(fd).st_size - written)
+        except OSError:
+            self._needs_newline = True
 
     def write_migrated(self, path: str | os.PathLike[str]) -> Path:
         """Write this session, as version 3, to a new file (``FileExistsError`` if ``path`` exists).

@@ -22,6 +22,7 @@ from .messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMess
 from .session_entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    CustomEntry,
     CustomMessageEntry,
     ModelChangeEntry,
     SessionEntry,
@@ -42,6 +43,8 @@ class SessionContext:
     """The last thinking level set on the path (``"off"`` if none)."""
     model: dict[str, Any] | None = None
     """``{"provider", "modelId"}`` from the last model change or assistant message on the path."""
+    entry_ids: list[str] = field(default_factory=list, repr=False, compare=False)
+    """The id of the entry each of :attr:`messages` comes from, in the same order (not part of Pi's result)."""
 
     def to_pi_json(self) -> dict[str, Any]:
         """``{"messages", "thinkingLevel", "model"}`` as Pi's ``buildSessionContext`` returns it."""
@@ -94,11 +97,25 @@ def build_session_context(
 def path_to_leaf(leaf: Any, by_id: dict[str, Any]) -> list[Any]:
     """The path root → ``leaf``, stopping where ``parentId`` loops back (Pi would loop forever)."""
     path: list[Any] = []
+    append, get, longest = path.append, by_id.get, len(by_id) + 1
+    current = leaf
+    while current is not None:
+        append(current)
+        parent = current.parent_id
+        current = get(parent) if isinstance(parent, str) and parent else None
+        if len(path) > longest:  # longer than the file: a cycle (the loader told it); walk again, stopping there
+            return _path_with_cycle(leaf, by_id)
+    path.reverse()
+    return path
+
+
+def _path_with_cycle(leaf: Any, by_id: dict[str, Any]) -> list[Any]:
+    path: list[Any] = []
     seen: set[int] = set()
     current = leaf
     while current is not None:
         if id(current) in seen:
-            warnings.warn(f"parentId cycle at {current.id!r}: the path stops there", SessionWarning, stacklevel=3)
+            warnings.warn(f"parentId cycle at {current.id!r}: the path stops there", SessionWarning, stacklevel=4)
             break
         seen.add(id(current))
         path.append(current)
@@ -131,24 +148,47 @@ def context_at(leaf: Any, by_id: dict[str, Any]) -> SessionContext:
 
 def _context_of(path: list[Any]) -> SessionContext:
     ctx = SessionContext()
-    compaction_at = -1
-    for i, entry in enumerate(path):
-        if isinstance(entry, ThinkingLevelChangeEntry):
-            ctx.thinking_level = entry.thinking_level
+    compaction_at, thinking, model = -1, None, None
+    # The last thinking level, model and compaction on the path win: look for them from the leaf back, so that
+    # only one assistant message is read for its model, and a long path is not walked to its root for them.
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
+        kind = type(entry)
+        if kind is SessionMessageEntry:
+            if model is None and entry.role == "assistant":
+                model = entry
+        elif isinstance(entry, ThinkingLevelChangeEntry):
+            thinking = entry if thinking is None else thinking
         elif isinstance(entry, ModelChangeEntry):
-            ctx.model = {"provider": entry.provider, "modelId": entry.model_id}
-        elif isinstance(entry, SessionMessageEntry) and entry.role == "assistant":
-            ctx.model = _assistant_model(entry)
-        elif isinstance(entry, CompactionEntry):
+            model = entry if model is None else model
+        elif isinstance(entry, CompactionEntry) and compaction_at < 0:
             compaction_at = i
+        if thinking is not None and model is not None and compaction_at >= 0:
+            break
+    if thinking is not None:
+        ctx.thinking_level = thinking.thinking_level
+    if isinstance(model, ModelChangeEntry):
+        ctx.model = {"provider": model.provider, "modelId": model.model_id}
+    elif model is not None:
+        ctx.model = _assistant_model(model)
     if compaction_at >= 0:  # the last compaction wins: its summary, then what it kept, then what follows it
-        compaction, before = path[compaction_at], path[:compaction_at]
+        compaction = path[compaction_at]
         summary = {"summary": compaction.summary, "tokensBefore": compaction.tokens_before}
         ctx.messages.append(_dated(CompactionSummaryMessage, summary, compaction.timestamp))
-        kept = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), len(before))
-        path = before[kept:] + path[compaction_at + 1 :]
+        ctx.entry_ids.append(compaction.id)
+        first_kept = compaction.first_kept_entry_id  # (ids on a path are unique: the last match is the first)
+        kept = next((i for i in range(compaction_at - 1, -1, -1) if path[i].id == first_kept), compaction_at)
+        path = path[kept:compaction_at] + path[compaction_at + 1 :]
+    out, ids = ctx.messages, ctx.entry_ids
     for entry in path:
-        _emit(entry, ctx.messages)
+        if type(entry) is SessionMessageEntry:
+            out.append(entry.message)
+            ids.append(entry.id)
+        elif type(entry) is not CustomEntry:  # (custom entries, extension state, are frequent and never messages)
+            count = len(out)
+            _emit(entry, out)
+            if len(out) > count:
+                ids.append(entry.id)
     return ctx
 
 

@@ -1,8 +1,10 @@
 """What a Pi session file (JSONL v3) holds: its lines read as Pi reads them, the entries, and the context.
 
 Entries are :class:`~pi_notebook.ai.PiModel` objects whose fields are declared in the order Pi writes them,
-so ``entry.to_pi_json()`` is the line Pi wrote. Also here: the JavaScript behaviours reading depends on
-(``trim``, ``Date.parse``), the v1/v2 migrations, and :func:`build_session_context`.
+so ``entry.to_pi_json()`` is the line Pi wrote; message entries, most of a file, are lighter
+(:class:`SessionMessageEntry` keeps its line as written and types its message on first use). Also here: the
+JavaScript behaviours reading depends on (``trim``, ``Date.parse``), writing and reading one JSON line, and
+the v1/v2 migrations.
 """
 
 from __future__ import annotations
@@ -10,17 +12,18 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 import uuid
 import warnings
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, ValidationError
+from pydantic_core import from_json
 
 from ..agent_core import AgentMessage, MessageValidationError, OpaqueMessage, from_pi_json, to_pi_json
 from ..ai import ImageContent, Number, PiModel, TextContent
-from ..ai.jstext import JS_WHITESPACE
 from ..ai.jstext import js_trim as js_trim
 
 CURRENT_SESSION_VERSION = 3
@@ -93,6 +96,25 @@ def _local_wall_to_utc_ms(wall_ms: int) -> int:
         return wall_ms  # outside what the OS can convert: read it as UTC
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps_line(obj: Any) -> str:
+    """One compact JSON line as JS ``JSON.stringify`` writes it, safe to encode as UTF-8.
+
+    Raw non-ASCII (U+2028 included) is kept; a lone surrogate is written as a ``\\udXXX`` escape (as JS
+    does since ES2019; raw, it could not be encoded). NaN and infinities raise ``ValueError``.
+    """
+    line = _ENCODER.encode(obj)
+    if not line.isascii() and _SURROGATE.search(line):
+        line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+    return line
+
+
+# One encoder for all lines (json.dumps with keyword arguments builds a new one per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def new_entry_id(taken: Iterable[str] | Any) -> str:
     """8 hex characters of a random UUID, redrawn while ``taken`` contains it (Pi's ``generateId``)."""
     for _ in range(100):
@@ -102,29 +124,15 @@ def new_entry_id(taken: Iterable[str] | Any) -> str:
     return str(uuid.uuid4())
 
 
-def read_json_lines(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, str]], dict[int, str]]:
-    """Pi's reading of a session file: ``[(line number, parsed JSON)]``, ``[(line number, problem)]`` and
-    ``{line number: text}`` of the lines that are not JSON (what is left of them may still name an id).
-
-    The text is split on "\\n" only (``str.splitlines()`` would break raw U+2028/U+0085 inside strings),
-    trimmed as JS ``trim()`` does (a leading BOM goes), and blank lines are dropped.
-    """
-    lines = text.split("\n")
-    filled = [i for i, line in enumerate(lines) if line.strip(JS_WHITESPACE)]
-    parsed, problems, unreadable = [], [], {}
-    for i in filled:
-        line = lines[i]
-        if i == filled[0]:
-            line = line.lstrip(JS_WHITESPACE)
-        if i == filled[-1]:
-            line = line.rstrip(JS_WHITESPACE)
-        try:
-            parsed.append((i + 1, _DECODER.decode(line)))
-        except (ValueError, RecursionError) as e:
-            reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e) or type(e).__name__
-            problems.append((i + 1, f"not valid JSON ({reason}), skipped"))
-            unreadable[i + 1] = line
-    return parsed, problems, unreadable
+def parse_json_line(line: bytes) -> Any:
+    """``JSON.parse`` of one line (UTF-8 bytes): jiter (pydantic-core's parser, twice as fast as ``json.loads``,
+    sharing its short strings) where it accepts the line, else the standard decoder, which also takes what JSON
+    allows and jiter refuses (a lone surrogate escape, deep nesting) and says why a line is not JSON.
+    ``ValueError`` (``UnicodeDecodeError`` for bad UTF-8) or ``RecursionError`` if it is not JSON."""
+    try:
+        return from_json(line, allow_inf_nan=False)
+    except ValueError:
+        return _DECODER.decode(line.decode("utf-8"))
 
 
 def _reject_constant(name: str) -> Any:
@@ -232,61 +240,129 @@ class _EntryBase(PiModel):
         _set_in_memory(self, id, parent_id)
 
 
-class SessionMessageEntry(_EntryBase):
+class SessionMessageEntry:
     """A conversation message (user, assistant, toolResult, bashExecution, legacy custom, or any role).
 
-    The message read from a file is typed on first access to :attr:`message` (a long session loads fast,
-    and only what is used is validated); until then ``to_pi_json()`` gives back its JSON untouched.
+    Not a pydantic model: a long session holds hundreds of thousands of these, so each keeps only its ids, its
+    timestamp, its role and its line as the file holds it (UTF-8 bytes, kept once). The message is typed on
+    first access to :attr:`message` (only what is used is validated, and kept); :meth:`to_pi_json` and
+    :attr:`raw_message` parse the line again, so they always give what the file holds.
     """
 
-    type: Literal["message"] = "message"
-    """Entry tag, always ``"message"``."""
-    _message: Any = PrivateAttr(default=None)
-    _raw_message: dict[str, Any] = PrivateAttr(default=None)  # type: ignore[assignment]
+    __slots__ = ("_line", "_message", "_written", "id", "parent_id", "role", "timestamp")
 
-    @model_validator(mode="wrap")
+    type: ClassVar[str] = "message"
+    """Entry tag, always ``"message"``."""
+    id: str
+    """Entry id, 8 hex characters, unique in the file."""
+    parent_id: str | None
+    """Id of the parent entry; ``None`` (JSON ``null``) for a root."""
+    timestamp: str | None
+    """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
+    role: Any
+    """The message's ``role``, read without typing the message."""
+
+    def __init__(
+        self, id: str, parent_id: str | None, timestamp: str | None, role: Any, line: bytes, message: Any = None
+    ) -> None:
+        """Internal (use :meth:`model_validate` for Pi JSON): ``line`` is the entry's JSON as written, ``message``
+        the typed message when the caller has it."""
+        self.id, self.parent_id, self.timestamp, self.role = id, parent_id, timestamp, role
+        self._line, self._message, self._written = line, message, None
+
     @classmethod
-    def _hold_message(cls, data: Any, handler: Any) -> Any:
-        message = data.get("message") if isinstance(data, dict) else None
-        if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
-            raise ValueError('a message entry needs a "message" object')
-        entry = handler({k: v for k, v in data.items() if k != "message"})
-        # The JSON is kept as read (or as written), so to_pi_json() stays what the file holds.
-        entry._raw_message = message if isinstance(message, dict) else to_pi_json(message)
-        entry._message = None if isinstance(message, dict) else message
-        return entry
+    def model_validate(cls, data: Any, line: bytes | dict[str, Any] | None = None) -> SessionMessageEntry:
+        """An entry from its Pi JSON (``ValueError`` if it is not a valid message entry). ``line``: the JSON as
+        the file holds it, if known (else ``data`` written as Pi writes it); a dict only for an old file's
+        entry, migrated in memory (no line holds it)."""
+        if not isinstance(data, dict):
+            raise ValueError("a message entry is a JSON object")
+        problem = message_entry_problem(data)
+        if problem is not None or not isinstance(data.get("id"), str):
+            raise ValueError(f"invalid 'message' entry ({problem or 'id'})")
+        message = data["message"]
+        typed = None if isinstance(message, dict) else message
+        if typed is not None:
+            data = {**data, "message": to_pi_json(typed)}
+        if line is None:
+            line = dumps_line(data).encode("utf-8")
+        role = intern_role(data["message"].get("role"))
+        return cls(data["id"], data.get("parentId"), data.get("timestamp"), role, line, typed)  # type: ignore[arg-type]
+
+    def _json(self) -> dict[str, Any]:
+        line = self._line
+        return parse_json_line(line) if type(line) is bytes else copy.deepcopy(line)
 
     @property
     def message(self) -> AgentMessage:
         """The typed AgentMessage (an ``OpaqueMessage`` for a role nobody registered), typed on first use."""
-        private = self.__pydantic_private__  # direct: private attributes are slow to reach one by one
-        if private["_message"] is None:
-            raw = private["_raw_message"]
+        message = self._message
+        if message is None:
+            raw = self._json()["message"]
             try:
-                private["_message"] = from_pi_json(raw, lenient=False)
+                message = from_pi_json(raw, lenient=False)
             except MessageValidationError as e:  # a damaged field costs this message only, said once
-                private["_message"] = OpaqueMessage(raw=raw, reason=str(e))
+                message = OpaqueMessage(raw=raw, reason=str(e))
                 warnings.warn(
                     f"message entry {self.id!r}: invalid {e.role!r} message ({_fields_of(e.error)}); kept as "
                     "written, not sent to the LLM",
                     SessionWarning,
                     stacklevel=2,
                 )
-        return private["_message"]
+            self._message = message
+        return message
 
     @property
     def raw_message(self) -> dict[str, Any]:
-        """The message's JSON as the file holds it (shared: do not modify)."""
-        return self.__pydantic_private__["_raw_message"]
-
-    @property
-    def role(self) -> Any:
-        """The message's ``role``, read without typing the message."""
-        return self.__pydantic_private__["_raw_message"].get("role")
+        """The message's JSON as the file holds it (parsed from the line: a new object each time)."""
+        return self._json()["message"]
 
     def to_pi_json(self) -> dict[str, Any]:
-        """The entry as Pi's JSON (the message as the file holds it, copied)."""
-        return {**super().to_pi_json(), "message": copy.deepcopy(self.raw_message)}
+        """The entry as Pi's JSON, as the file holds it (``id``/``parentId`` too, after a repair in memory)."""
+        return self._json()
+
+    def set_in_memory(self, *, id: str | None = None, parent_id: str | None = None) -> None:
+        """Change ``id`` or ``parent_id`` in memory only (a repair of the tree made while loading):
+        :meth:`to_pi_json` keeps giving the values the file holds. See :func:`written_id`."""
+        written = dict(self._written or {})
+        if id is not None:
+            written.setdefault("id", self.id)
+            self.id = id
+        if parent_id is not None:
+            written.setdefault("parentId", self.parent_id)
+            self.parent_id = parent_id
+        self._written = written
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMessageEntry):
+            return NotImplemented
+        return (self.id, self.parent_id, self.to_pi_json()) == (other.id, other.parent_id, other.to_pi_json())
+
+    __hash__ = None  # type: ignore[assignment]  # mutable (repairs), as pydantic models are
+
+    def __repr__(self) -> str:
+        return f"SessionMessageEntry(id={self.id!r}, parent_id={self.parent_id!r}, role={self.role!r})"
+
+
+def intern_role(role: Any) -> Any:
+    """One string object per role for all entries (a long session repeats a handful of roles)."""
+    return sys.intern(role) if type(role) is str else role
+
+
+def message_entry_problem(data: dict[str, Any]) -> str | None:
+    """Which fields keep ``data`` (an object with ``"type": "message"``) from being a message entry, as
+    ``"parentId"``, ``"timestamp"`` or ``"message"``; ``None`` if it is one."""
+    bad = []
+    if data.get("type") != "message":
+        bad.append("type")
+    parent, stamp, message = data.get("parentId"), data.get("timestamp"), data.get("message")
+    if parent is not None and type(parent) is not str:
+        bad.append("parentId")
+    if stamp is not None and type(stamp) is not str:
+        bad.append("timestamp")
+    if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
+        bad.append("message")
+    return ", ".join(bad) if bad else None
 
 
 def _fields_of(error: Any) -> str:
@@ -464,7 +540,10 @@ def _set_in_memory(entry: Any, new_id: str | None, parent_id: str | None) -> Non
 
 def written_id(entry: Any) -> str:
     """The entry's id as the file holds it (differs from ``entry.id`` after :meth:`set_in_memory`)."""
-    written = entry.__pydantic_private__.get(_AS_WRITTEN)
+    if type(entry) is SessionMessageEntry:
+        written = entry._written
+    else:
+        written = entry.__pydantic_private__.get(_AS_WRITTEN)
     return written["id"] if written and "id" in written else entry.id
 
 
@@ -482,19 +561,29 @@ SessionEntry = (
 )
 """Any entry of a session file (the header excluded)."""
 
-ENTRY_TYPES: dict[str, type[_EntryBase]] = {c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()}
+ENTRY_TYPES: dict[str, Any] = {
+    "message": SessionMessageEntry,
+    **{c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()},
+}
 """The entry class for each known ``type``."""
 
 
-def parse_entry(raw: dict[str, Any]) -> tuple[SessionEntry, str | None]:
-    """A raw entry object (with string ``type`` and ``id``) → ``(entry, problem)``.
+def parse_entry(raw: dict[str, Any], line: bytes | dict[str, Any] | None = None) -> tuple[SessionEntry, str | None]:
+    """A raw entry object (with string ``type`` and ``id``) → ``(entry, problem)``. ``line``: a message entry's
+    JSON as the file holds it (see :meth:`SessionMessageEntry.model_validate`).
 
-    Never raises on content: an unknown type or invalid fields give an :class:`UnknownEntry` and a short
-    description of the problem (``None`` when the entry is fine).
+    Never raises on content read from a file (given its ``line``): an unknown type or invalid fields give an
+    :class:`UnknownEntry` and a short description of the problem (``None`` when the entry is fine).
     """
     cls = ENTRY_TYPES.get(raw["type"])
     if cls is None:
         return UnknownEntry.from_raw(raw, "unknown type"), f"unknown entry type {raw['type']!r} kept as is"
+    if cls is SessionMessageEntry:
+        fields = message_entry_problem(raw)
+        if fields is None:
+            return SessionMessageEntry.model_validate(raw, line), None
+        reason = f"invalid 'message' entry ({fields})"
+        return UnknownEntry.from_raw(raw, reason), f"{reason} kept as an unknown entry"
     try:
         return cls.model_validate(raw), None
     except ValidationError as e:

@@ -17,25 +17,31 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json as _FROM_JSON
 
+from ..ai.jstext import JS_WHITESPACE
 from .session_entries import (
     CURRENT_SESSION_VERSION,
+    LabelEntry,
     SessionEntry,
     SessionHeader,
+    SessionMessageEntry,
+    intern_role,
     migrate_values,
     not_an_entry,
     parse_entry,
-    read_json_lines,
+    parse_json_line,
 )
 
 
 @dataclass
 class LoadedSession:
-    """What :func:`load_session_text` read: the header, the entries (repaired) and what to warn about."""
+    """What :func:`load_session_lines` read: the header, the entries (repaired) and what to warn about."""
 
     header: SessionHeader | None = None
     """The header, ``version`` migrated to 3; ``None`` when the file has no valid header."""
@@ -47,40 +53,125 @@ class LoadedSession:
     """Each entry by its (in-memory) id."""
     line_of: dict[int, int] = field(default_factory=dict)
     """``id(entry)`` → its line number."""
+    labels: list[LabelEntry] = field(default_factory=list)
+    """The ``label`` entries, in file order."""
     leaf_id: str | None = None
     """The id of the entry on the last entry line (Pi's leaf after loading)."""
     notes: list[tuple[int, str]] = field(default_factory=list)
     """``(line, warning)``: what was skipped, repeated or repaired, in line order, then tree problems."""
 
 
+class _Lines:
+    """A file's lines (UTF-8 bytes, split on "\\n") read as Pi reads them: the whole text trimmed as JS ``trim()``
+    does (a leading BOM goes), blank lines dropped, each other line ``JSON.parse``d. Parsed one at a time, so a
+    long file never has all its lines parsed at once.
+
+    A line that is not valid UTF-8 raises ``UnicodeDecodeError`` (the caller reads the file again, repaired)."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+        filled = (i for i, line in enumerate(lines) if not _blank(line))
+        self.first = next(filled, len(lines))
+        filled_from_end = (i for i in range(len(lines) - 1, self.first - 1, -1) if not _blank(lines[i]))
+        self.last = next(filled_from_end, self.first - 1)
+        self.problems: list[tuple[int, str]] = []
+        """``(line number, problem)`` of the lines read so far that are not JSON."""
+        self.unreadable: dict[int, str] = {}
+        """``{line number: text}`` of those lines (what is left of them may still name an id)."""
+
+    def raw(self, index: int) -> bytes:
+        """Line ``index`` (0-based) as its entry keeps it: the bytes, trimmed if it is the first or last line."""
+        line = self.lines[index]
+        return line if index != self.first and index != self.last else self.text(index).encode("utf-8")
+
+    def text(self, index: int) -> str:
+        text = self.lines[index].decode("utf-8")
+        if index == self.first:
+            text = text.lstrip(JS_WHITESPACE)
+        if index == self.last:
+            text = text.rstrip(JS_WHITESPACE)
+        return text
+
+    def parse(self, index: int) -> Any:
+        """``JSON.parse`` of line ``index`` (0-based); ``ValueError`` or ``RecursionError`` if it is not JSON."""
+        return parse_json_line(self.raw(index))
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, parsed JSON)`` of every line that is JSON; the others go to ``problems``."""
+        lines, first, last = self.lines, self.first, self.last
+        for index in range(first, last + 1):
+            line = lines[index]
+            if not line or (line[0] != 123 and _blank(line)):  # 123: "{", the start of every entry line
+                continue
+            try:
+                value = _FROM_JSON(line if index != first and index != last else self.raw(index), allow_inf_nan=False)
+            except ValueError:  # not JSON to jiter: the standard decoder decides, and says why
+                try:
+                    value = parse_json_line(self.raw(index))
+                except UnicodeDecodeError:
+                    raise
+                except (ValueError, RecursionError) as e:
+                    reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e) or type(e).__name__
+                    self.problems.append((index + 1, f"not valid JSON ({reason}), skipped"))
+                    self.unreadable[index + 1] = self.text(index)
+                    continue
+            yield index + 1, value
+
+
+def _blank(line: bytes) -> bool:
+    """True if the line is only JavaScript whitespace."""
+    stripped = line.strip()  # the ASCII part of JS whitespace: space, \\t, \\n, \\v, \\f, \\r
+    if not stripped:
+        return True
+    if stripped[0] < 0x80:
+        return False
+    return not line.decode("utf-8").strip(JS_WHITESPACE)
+
+
 def load_session_text(text: str) -> LoadedSession:
-    """Read a session file's text as Pi's ``SessionManager`` does, repairing what damage did to the tree.
+    """:func:`load_session_lines` of a file's text."""
+    return load_session_lines(text.encode("utf-8").split(b"\n"))
+
+
+def load_session_lines(lines: list[bytes]) -> LoadedSession:
+    """Read a session file's lines (its bytes, valid UTF-8, split on ``b"\\n"``) as Pi's ``SessionManager``
+    does, repairing what damage did to the tree.
 
     Never raises on content: whatever cannot be read is skipped and described in ``notes``.
     """
-    parsed, problems, unreadable = read_json_lines(text)
+    source = _Lines(lines)
+    values = iter(source)
     loaded = LoadedSession()
-    notes = [(line, f"line {line}: {problem}") for line, problem in problems]
-    header_line, header = parsed[0] if parsed else (1, None)
+    first = next(values, None)
+    header_line, header = first if first is not None else (1, None)
     if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
-        what = "not a session header" if parsed else "the file is empty"
+        for _ in values:  # every line that is not JSON is told too
+            pass
+        notes = [(line, f"line {line}: {problem}") for line, problem in source.problems]
+        what = "not a session header" if first is not None else "the file is empty"
         notes.append(
             (header_line, f"line {header_line}: {what}: read as empty (Pi would overwrite the file); appends refused")
         )
         loaded.notes = sorted(notes, key=lambda n: n[0])
         return loaded
-    _read_header(loaded, header_line, header, parsed, notes)
-    lost = _read_entries(loaded, parsed, notes, unreadable)
+    notes: list[tuple[int, str]] = []
+    version = _read_header(loaded, header_line, header, notes)
+    migrated: dict[int, Any] | None = None
+    if version < CURRENT_SESSION_VERSION:  # old files are migrated as a whole, in memory
+        rest = list(values)
+        migrate_values([header, *(value for _, value in rest)], version)
+        migrated, values = dict(rest), iter(rest)
+    read = _read_entries(loaded, values, header_line, header, notes, source, migrated)
+    notes += [(line, f"line {line}: {problem}") for line, problem in source.problems]
+    lost = [*source.unreadable.items(), *read.lost]
     if lost:
         _reattach_orphans(loaded, lost, notes)
     loaded.notes = sorted(notes, key=lambda n: n[0])
-    loaded.notes += _tree_problems(loaded)
+    loaded.notes += _tree_problems(loaded, read.suspects, renamed=read.renamed)
     return loaded
 
 
-def _read_header(
-    loaded: LoadedSession, line: int, header: dict[str, Any], parsed: list[Any], notes: list[tuple[int, str]]
-) -> None:
+def _read_header(loaded: LoadedSession, line: int, header: dict[str, Any], notes: list[tuple[int, str]]) -> Any:
     version = header.get("version")
     if version is None:
         version = 1  # v1 headers have no version
@@ -89,7 +180,6 @@ def _read_header(
         version = CURRENT_SESSION_VERSION
     elif version > CURRENT_SESSION_VERSION:
         notes.append((line, f"line {line}: version {version} is newer than 3; unknown entry types are kept as is"))
-    migrate_values([value for _, value in parsed], version)
     try:
         loaded.header = SessionHeader.model_validate(header)
     except ValidationError as e:
@@ -98,19 +188,61 @@ def _read_header(
     if version < CURRENT_SESSION_VERSION:  # migrated in memory only
         loaded.header = loaded.header.model_copy(update={"version": CURRENT_SESSION_VERSION})
     loaded.version = version
+    return version
+
+
+@dataclass
+class _Read:
+    """What :func:`_read_entries` found besides the entries."""
+
+    lost: list[tuple[int, Any]] = field(default_factory=list)
+    """``(line, value)`` of the lines that are JSON but no entry."""
+    suspects: list[Any] = field(default_factory=list)
+    """The entries whose parent was not read before them: a missing parent, or one later in the file (only
+    those can close a ``parentId`` cycle)."""
+    renamed: bool = False
+    """An id was taken by a second entry (the earlier one renamed)."""
 
 
 def _read_entries(
-    loaded: LoadedSession, parsed: list[tuple[int, Any]], notes: list[tuple[int, str]], unreadable: dict[int, str]
-) -> list[tuple[int, Any]]:
-    """Type every entry line; drop exact repeats; rename clashing ids. Returns the lost lines: ``(line, what
-    is left of it)``, the raw text of a line that is not JSON or the parsed value of one that is no entry."""
-    entries, by_id, line_of = loaded.entries, loaded.by_id, loaded.line_of
-    header_line, header = parsed[0]
-    lost: list[tuple[int, Any]] = list(unreadable.items())
+    loaded: LoadedSession,
+    values: Iterator[tuple[int, Any]],
+    header_line: int,
+    header: dict[str, Any],
+    notes: list[tuple[int, str]],
+    source: _Lines,
+    migrated: dict[int, Any] | None,
+) -> _Read:
+    """Type every entry line; drop exact repeats; rename clashing ids. A message entry keeps its line as the file
+    holds it (``source``), or its migrated value (``migrated``: line number → migrated value, for an old file)."""
+    entries, by_id, line_of, labels = loaded.entries, loaded.by_id, loaded.line_of, loaded.labels
+    read = _Read()
+    lost, suspects = read.lost, read.suspects
     repeats: list[tuple[int, int]] = []  # (line, the line it repeats)
-    value_at: dict[int, Any] | None = None  # built on the first clash only
-    for line, value in parsed[1:]:
+    append, get = entries.append, by_id.get
+    for line, value in values:
+        if type(value) is dict and value.get("type") == "message":  # most lines: the fast path
+            entry_id, message = value.get("id"), value.get("message")
+            parent_id, stamp = value.get("parentId"), value.get("timestamp")
+            if (
+                type(entry_id) is str
+                and type(message) is dict
+                and (parent_id is None or type(parent_id) is str)
+                and (stamp is None or type(stamp) is str)
+                and entry_id not in by_id
+            ):
+                parent = get(parent_id) if parent_id else None
+                if parent is not None:
+                    parent_id = parent.id  # one string object for both
+                raw = source.raw(line - 1) if migrated is None else value
+                entry = SessionMessageEntry(entry_id, parent_id, stamp, intern_role(message.get("role")), raw)
+                if parent is None and parent_id:
+                    suspects.append(entry)
+                append(entry)
+                by_id[entry_id] = entry
+                line_of[id(entry)] = line
+                loaded.leaf_id = entry_id
+                continue
         problem = not_an_entry(value)
         if problem is not None:
             if isinstance(value, dict) and value.get("type") == "session":
@@ -124,18 +256,24 @@ def _read_entries(
         entry_id = value["id"]
         held = by_id.get(entry_id)
         if held is not None:
-            value_at = value_at if value_at is not None else dict(parsed)
             held_line = line_of[id(held)]
-            if _same(value, value_at[held_line]):
+            earlier = migrated[held_line] if migrated is not None else source.parse(held_line - 1)
+            if _same(value, earlier):
                 repeats.append((line, held_line))
                 loaded.leaf_id = entry_id
                 continue
             notes.append((line, _rename_earlier(loaded, held, line)))
-        entry, problem = parse_entry(value)
-        entries.append(entry)
+            read.renamed = True
+        entry, problem = parse_entry(value, source.raw(line - 1) if migrated is None else value)
+        parent_id = entry.parent_id
+        if isinstance(parent_id, str) and parent_id and parent_id not in by_id:
+            suspects.append(entry)
+        append(entry)
         by_id[entry_id] = entry
         line_of[id(entry)] = line
         loaded.leaf_id = entry_id
+        if type(entry) is LabelEntry:
+            labels.append(entry)
         if problem is not None:
             notes.append((line, f"line {line}: {problem}"))
     if repeats:
@@ -147,7 +285,7 @@ def _read_entries(
                 "writes a session's entries again when it continues one that had no assistant reply); one copy kept",
             )
         )
-    return lost
+    return read
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -234,9 +372,18 @@ def _reattached(hung: list[tuple[Any, str]], stand_in: Any, line_of: dict[int, i
     )
 
 
-def _tree_problems(loaded: LoadedSession) -> list[tuple[int, str]]:
-    """Missing parents (a root, as in Pi) and ``parentId`` cycles (walks stop at them instead of looping)."""
+def _tree_problems(loaded: LoadedSession, suspects: list[Any], *, renamed: bool) -> list[tuple[int, str]]:
+    """Missing parents (a root, as in Pi) and ``parentId`` cycles (walks stop at them instead of looping).
+
+    When every entry's parent was read before it (``suspects``, the others, all have a missing parent) and no id
+    changed hands (``renamed``), there is no cycle: only the missing parents are told, without walking the tree.
+    """
     by_id, line_of, out = loaded.by_id, loaded.line_of, []
+    if not renamed and not any(entry.parent_id in by_id for entry in suspects):
+        for entry in suspects:
+            line = line_of[id(entry)]
+            out.append((line, f"line {line}: parent {entry.parent_id!r} is missing: a root here"))
+        return out
     done: set[int] = set()
     for entry in loaded.entries:
         parent_id = entry.parent_id

@@ -29,17 +29,21 @@ class BranchPlanner:
 
     def __init__(self, file: SessionFile):
         self.file = file
+        self._runs: dict[str, CustomEntry] = {}  # cellId → its last run's entry, for the entries seen so far
+        self._seen = 0  # how many of the file's entries (only ever appended to) _runs covers
 
     def _last_run_of(self, cell_id: str) -> CustomEntry | None:
-        for entry in reversed(self.file.entries):
+        entries = self.file.entries
+        for entry in entries[self._seen :]:  # each entry is looked at once, not at every cell run
             if (
                 isinstance(entry, CustomEntry)
                 and entry.custom_type == CELL_ENTRY_TYPE
                 and isinstance(entry.data, dict)
-                and entry.data.get("cellId") == cell_id
+                and isinstance(entry.data.get("cellId"), str)
             ):
-                return entry
-        return None
+                self._runs[entry.data["cellId"]] = entry
+        self._seen = len(entries)
+        return self._runs.get(cell_id)
 
     def start_cell(self, cell_id: str | None, summarize: Summarize | None = None) -> bool:
         """Record that ``cell_id`` starts a run now; fork first if it ran before on this branch, summarising
@@ -49,7 +53,7 @@ class BranchPlanner:
             return False
         forked = False
         previous = self._last_run_of(cell_id)
-        path = self.file.get_branch()
+        path = self.file.get_branch() if previous is not None else []  # (a cell's first run needs no path)
         if previous is not None and any(e.id == previous.id for e in path):
             cut = next(i for i, e in enumerate(path) if e.id == previous.id)
             # As Pi: every message the branch holds (custom messages and earlier summaries too), and the file

@@ -116,9 +116,10 @@ class NotebookSession:
     def reload(self) -> None:
         """Rebuild the agent's history from the session file at its leaf."""
         with self.writer.lock:
-            branch = self.file.get_branch()
-            self._entry_ids = {id(e.message): e.id for e in branch if isinstance(e, SessionMessageEntry)}
-            context = self.file.build_session_context()
+            context = self.file.build_session_context()  # types the messages of the context, and only those
+            self._entry_ids = {
+                id(m): entry_id for m, entry_id in zip(context.messages, context.entry_ids, strict=False)
+            }
             self.agent.replace_messages(context.messages)
             self._context_model = context.model
             self._context_thinking = context.thinking_level

@@ -1,6 +1,7 @@
 """Time loading a 10,000-entry Pi session: ``SessionFile.open`` + ``build_session_context``.
 
-Run: ``python benchmarks/bench_session_load.py [--entries N] [--repeat R] [--profile]``.
+Run: ``python -m tests.benchmarks.bench_session_load [--entries N] [--repeat R] [--profile]``; the measures
+P5, P5b and P5c (``python -m tests.benchmarks --only P5,P5b,P5c``) write their sessions with :func:`write_session`.
 
 The session is written with ``SessionFile``'s own appends, into a temporary directory: a realistic mix of
 user turns, assistant replies with thinking and tool calls, tool results, ``!`` commands, extension messages,
@@ -30,7 +31,7 @@ MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-
 
 
 def text(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
+    return " ".join(rng.choices(WORDS, k=words))
 
 
 def assistant(rng: random.Random, content: list[dict[str, Any]], stop: str, now: int) -> dict[str, Any]:
@@ -62,10 +63,11 @@ def write_session(path: Path, entries: int, *, compactions: bool = True, seed: i
         session.append_model_change("anthropic", "claude-sonnet-4-5")
         session.append_thinking_level_change("medium")
         session.append_session_info("Benchmark session")
-        turn = 0
-        while len(session.entries) < entries:
+        turn, count = 0, 3  # (session.entries would copy the list at every turn)
+        while count < entries:
             turn, now = turn + 1, now + 10_000
             prompt = session.append_message({"role": "user", "content": text(rng, 30), "timestamp": now})
+            count += 2  # the prompt and the final reply
             for call in range(rng.randint(0, 3)):
                 call_id = f"toolu_{turn}_{call}"
                 thinking = {"type": "thinking", "thinking": text(rng, 40), "thinkingSignature": "sig" * 20}
@@ -79,6 +81,7 @@ def write_session(path: Path, entries: int, *, compactions: bool = True, seed: i
                     "timestamp": now,
                 }
                 session.append_message(result)
+                count += 2
             session.append_message(assistant(rng, [{"type": "text", "text": text(rng, 80)}], "stop", now))
             if turn % 7 == 0:
                 bash = {
@@ -88,14 +91,19 @@ def write_session(path: Path, entries: int, *, compactions: bool = True, seed: i
                     "exitCode": 0,
                 }
                 session.append_message({**bash, "cancelled": False, "truncated": False, "timestamp": now})
+                count += 1
             if turn % 11 == 0:
                 session.append_custom_message_entry("reminder", text(rng, 10), display=turn % 2 == 0)
+                count += 1
             if turn % 13 == 0:
                 session.append_label_change(prompt.id, f"turn {turn}")
+                count += 1
             if compactions and turn % 300 == 0:
                 session.append_compaction(text(rng, 200), prompt.id, 120_000, {"readFiles": [], "modifiedFiles": []})
+                count += 1
             if turn == 50:  # one abandoned branch
                 session.branch_with_summary(prompt.id, text(rng, 30))
+                count += 1
 
 
 def best_times(repeat: int, **fns: Callable[[], object]) -> dict[str, float]:
