@@ -141,7 +141,9 @@ class _Run:
         await self.emit(AgentEndEvent(list(self.new_messages), self.stop))
 
     async def emit(self, event: Any) -> None:
-        await _maybe_await(self._emit(event))
+        result = self._emit(event)
+        if result is not None and inspect.isawaitable(result):
+            await result
 
     async def announce(self, message: Any) -> None:
         await self.emit(MessageStartEvent(message))
@@ -225,23 +227,28 @@ class _Run:
                 return await self.failed_before_streaming(str(e) or type(e).__name__)
             started = False
             cut: tuple[int, RepeatedTail] | None = None
+            emit, messages = self._emit, self.context.messages
             async for event in response:
-                if event.type == "start":
+                kind = event.type
+                if kind == "start":
                     started = True
-                    self.context.messages.append(event.partial)
+                    messages.append(event.partial)
                     await self.emit(MessageStartEvent(event.partial))
-                elif event.type in ("done", "error"):
+                elif kind == "done" or kind == "error":
                     break
                 elif started and cut is None:
-                    self.context.messages[-1] = event.partial
+                    messages[-1] = event.partial
                     cut = self._repeated_text(event)
                     if cut is not None and stream_abort is not None:
                         stream_abort.abort("loop guard")  # stop generating; the rest would be more of the same
-                    await self.emit(MessageUpdateEvent(event.partial, event))
+                    # self.emit inlined: this runs for every delta.
+                    result = emit(MessageUpdateEvent(event.partial, event))
+                    if result is not None and inspect.isawaitable(result):
+                        await result
             final = await response.result()
         finally:
             if link is not None:
-                link.cancel()
+                link()
         final = self._cut_repeated_text(final, cut)
         if started:
             self.context.messages[-1] = final
@@ -253,9 +260,10 @@ class _Run:
 
     # --- the loop guard on text -------------------------------------------------------------------------
 
-    def _stream_signal(self) -> tuple[AbortController | None, asyncio.Future[Any] | None]:
-        """A signal for one provider call that fires with the run's, so the guard can stop this call alone.
-        Without the guard, or with a signal it cannot follow, the run's own signal is used as is."""
+    def _stream_signal(self) -> tuple[AbortController | None, Callable[[], None] | None]:
+        """A signal for one provider call that fires with the run's, so the guard can stop this call alone, and
+        the function that unlinks it. Without the guard, or with a signal it cannot follow, the run's own signal
+        is used as is."""
         if self.guard is None or (self.signal is not None and not isinstance(self.signal, AbortSignal)):
             return None, None
         controller, parent = AbortController(), self.signal
@@ -264,12 +272,7 @@ class _Run:
         if parent.aborted:
             controller.abort(parent.reason)
             return controller, None
-
-        async def follow() -> None:
-            await parent.wait()
-            controller.abort(parent.reason)
-
-        return controller, asyncio.ensure_future(follow())
+        return controller, parent.add_listener(lambda: controller.abort(parent.reason))
 
     def _repeated_text(self, event: Any) -> tuple[int, RepeatedTail] | None:
         if self.guard is None or event.type not in ("text_delta", "thinking_delta"):

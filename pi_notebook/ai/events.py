@@ -7,9 +7,11 @@ carries ``partial``: the assistant message as streamed so far.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from .types import AssistantMessage, TextContent, ThinkingContent, ToolCall
@@ -170,14 +172,31 @@ def final_event(message: AssistantMessage) -> DoneEvent | ErrorEvent:
 class PartialBuilder:
     """Builds the partial message and its events block by block, for providers and the faux model.
 
-    Every event gets its own snapshot of the partial, so a consumer can keep events around.
+    ``message`` is the builder's own (providers update it: usage, stop reason, ids); every event gets its own
+    snapshot of it, so a consumer can keep events around, and nothing a listener does to the partial it receives
+    reaches ``message`` or another event's partial. A snapshot copies the message, its usage and each block
+    shallowly — strings are immutable and shared, tool-call arguments are copied — so a delta costs the same
+    whatever was streamed before it (Pi passes the same mutable object in every event instead).
     """
 
     message: AssistantMessage
     _json: dict[int, str] = field(default_factory=dict)
 
     def snapshot(self) -> AssistantMessage:
-        return self.message.model_copy(deep=True)
+        message = self.message
+        copy = _clone(message)
+        fields = copy.__dict__
+        usage = message.usage
+        if isinstance(usage, BaseModel):
+            usage = _clone(usage)
+            cost = usage.__dict__.get("cost")
+            if isinstance(cost, BaseModel):
+                usage.__dict__["cost"] = _clone(cost)
+        else:
+            usage = deepcopy(usage)
+        fields["usage"] = usage
+        fields["content"] = [_clone_block(block) for block in message.content]
+        return copy
 
     def start(self) -> StartEvent:
         return StartEvent(partial=self.snapshot())
@@ -209,6 +228,44 @@ class PartialBuilder:
         if index in self._json:
             block.arguments = parse_partial_json(self._json.pop(index))
         return ToolCallEndEvent(content_index=index, tool_call=block.model_copy(deep=True), partial=self.snapshot())
+
+
+_set = object.__setattr__
+
+
+def _clone(model: Any) -> Any:
+    """A shallow copy of a pydantic model, as ``model_copy()`` makes it, without its overhead (it runs for
+    every object of every snapshot)."""
+    cls = model.__class__
+    copy = cls.__new__(cls)
+    _set(copy, "__dict__", model.__dict__.copy())
+    extra = model.__pydantic_extra__
+    _set(copy, "__pydantic_extra__", None if extra is None else extra.copy())
+    _set(copy, "__pydantic_fields_set__", model.__pydantic_fields_set__.copy())
+    private = model.__pydantic_private__
+    _set(copy, "__pydantic_private__", None if private is None else private.copy())
+    return copy
+
+
+def _clone_block(block: Any) -> Any:
+    if not isinstance(block, BaseModel):
+        return deepcopy(block)
+    copy = _clone(block)
+    arguments = copy.__dict__.get("arguments")  # a tool call's, the one mutable field of a block
+    if isinstance(arguments, (dict, list)):
+        copy.__dict__["arguments"] = _copy_json(arguments)
+    return copy
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of parsed JSON (dicts, lists, scalars): much faster than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return deepcopy(value)
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:

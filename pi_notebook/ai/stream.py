@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from .events import TERMINAL_EVENTS, AssistantMessageEvent, DoneEvent, ErrorEvent
+from .events import TERMINAL_EVENTS, AssistantMessageEvent, ErrorEvent
 from .keys import resolve_api_key
 from .options import StreamOptions
 from .redact import auth_header_values, redact
@@ -90,17 +90,13 @@ class AssistantMessageStream:
     def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
         return self
 
-    async def __anext__(self) -> AssistantMessageEvent:
-        event = await self._events.__anext__()
-        if isinstance(event, DoneEvent):
-            self._result = event.message
-        elif isinstance(event, ErrorEvent):
-            self._result = event.error
-        return event
+    def __anext__(self) -> Awaitable[AssistantMessageEvent]:
+        # The guard's own step, with no coroutine of ours around it: this runs for every event.
+        return self._events.__anext__()
 
     async def result(self) -> AssistantMessage:
         """The final assistant message; consumes whatever events are left."""
-        async for _ in self:
+        async for _ in self._events:
             pass
         assert self._result is not None  # _guard always ends with a terminal event
         return self._result
@@ -108,17 +104,39 @@ class AssistantMessageStream:
     async def _guard(self, open_source: Callable[[], AsyncIterator[AssistantMessageEvent]], signal: Any):
         partial: AssistantMessage | None = None
         iterator: Any = None
+        watch = _AbortWatch(signal) if signal is not None and hasattr(signal, "add_listener") else None
         try:
             iterator = open_source().__aiter__()
+            step = iterator.__anext__
             while True:
                 try:
-                    event = await _next_or_abort(iterator, signal)
+                    if watch is None:
+                        event = await (step() if signal is None else _next_or_abort(iterator, signal))
+                    else:
+                        # _AbortWatch.next(), inlined: this runs for every event.
+                        if signal.is_set():
+                            raise _Aborted
+                        task = asyncio.current_task()
+                        assert task is not None
+                        cancelling = task.cancelling()
+                        watch.task = task
+                        try:
+                            event = await step()
+                        except BaseException:
+                            watch.task = None
+                            if watch.take_back(task, cancelling):
+                                raise _Aborted from None
+                            raise
+                        watch.task = None
+                        if watch.take_back(task, cancelling):  # the provider swallowed the cancellation
+                            raise _Aborted
                 except StopAsyncIteration:
                     break
                 if isinstance(event, TERMINAL_EVENTS):
                     final = event.error if isinstance(event, ErrorEvent) else event.message
                     if final.error_message:
                         final.error_message = redact(final.error_message, self._secrets)
+                    self._result = final
                     yield event
                     return
                 partial = getattr(event, "partial", partial)
@@ -129,6 +147,8 @@ class AssistantMessageStream:
         except Exception as e:  # the contract: a started stream never raises
             failure, reason = str(e) or type(e).__name__, "error"
         finally:
+            if watch is not None:
+                watch.close()
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:
                 with contextlib.suppress(Exception):
@@ -136,10 +156,40 @@ class AssistantMessageStream:
         message = partial.model_copy(deep=True) if partial is not None else _empty_message(self._model)
         message.stop_reason = reason
         message.error_message = redact(failure, self._secrets)
+        self._result = message
         yield ErrorEvent(reason=reason, error=message)
 
 
+class _AbortWatch:
+    """Stops the wait for the provider's next event when an :class:`~.abort.AbortSignal` fires, at no cost per
+    event: one listener on the signal cancels the task while (and only while) it awaits the provider (``task``
+    is set for that wait), which then sees ``CancelledError`` at its await point and closes its connection. As in
+    ``asyncio.timeout``, the cancellation is then taken back and becomes :class:`_Aborted`, unless someone else
+    cancelled the task too."""
+
+    def __init__(self, signal: Any):
+        self.task: asyncio.Task[Any] | None = None
+        self._cancelled = False
+        self._remove = signal.add_listener(self._on_abort)
+
+    def _on_abort(self) -> None:
+        if self.task is not None and not self._cancelled:
+            self._cancelled = True
+            self.task.cancel()
+
+    def take_back(self, task: asyncio.Task[Any], cancelling: int) -> bool:
+        """Whether our cancellation stopped the wait and no other is pending (it is then taken back)."""
+        if not self._cancelled:
+            return False
+        self._cancelled = False
+        return task.uncancel() <= cancelling
+
+    def close(self) -> None:
+        self._remove()
+
+
 async def _next_or_abort(iterator: AsyncIterator[AssistantMessageEvent], signal: Any) -> AssistantMessageEvent:
+    """The next event, or :class:`_Aborted` once ``signal`` (any object with ``is_set()`` and ``wait()``) fires."""
     if signal is None:
         return await iterator.__anext__()
     if signal.is_set():

@@ -49,12 +49,32 @@ class _Tail:
         self.last_post = 0.0
 
     def add(self, chunk: str) -> None:
-        self.text = (self.text + chunk)[-self.keep :]
+        # Only what is kept is copied: a 64 KB chunk does not drag the previous tail along.
+        room = self.keep - len(chunk)
+        self.text = chunk[-self.keep :] if room <= 0 else self.text[-room:] + chunk
         now = time.monotonic()
         if now - self.last_post >= LIVE_INTERVAL_SECONDS:
             self.last_post = now
             shown = self.masker.mask_live(self.text) if self.masker else self.text
             self.post(BashProgress(self.command, shown[-LIVE_TAIL_CHARS:]))
+
+
+class _SecretWatch:
+    """Whether any secret occurs in the cleaned output (what the full-output file holds), found as the output
+    is recorded, so that a large file without secrets need not be read again to learn it."""
+
+    def __init__(self, masker: SecretMasker):
+        self.masker = masker
+        self.overlap = max(masker.longest - 1, 0)  # a secret cut by a chunk boundary is still seen
+        self.tail = ""
+        self.seen = False
+
+    def __call__(self, clean: str) -> None:
+        if self.seen:
+            return
+        window = self.tail + clean
+        self.seen = self.masker.mask(window)[1]
+        self.tail = window[len(window) - self.overlap :] if self.overlap else ""
 
 
 async def run_user_bash(
@@ -73,11 +93,12 @@ async def run_user_bash(
     masker = SecretMasker.from_environment() if mask_secrets else None
     masker = masker or None  # no secret known: nothing to mask
     tail = _Tail(command, post, masker)
-    result = await run_shell(command, cwd=cwd, signal=signal, on_output=tail.add, timeout=timeout)
+    watch = _SecretWatch(masker) if masker is not None else None
+    result = await run_shell(command, cwd=cwd, signal=signal, on_output=tail.add, timeout=timeout, on_record=watch)
     output = result.output
     if masker is not None:
         command, output = masker.mask(command)[0], masker.mask(output)[0]
-        if result.full_output_path and os.path.isfile(result.full_output_path):
+        if watch is not None and watch.seen and result.full_output_path and os.path.isfile(result.full_output_path):
             masker.mask_file(result.full_output_path)
     return BashExecutionMessage(
         command=command,

@@ -4,7 +4,9 @@ OpenAI itself, Ollama, vLLM, the llama.cpp server, LM Studio, OpenRouter, Groq, 
 official ``openai`` SDK (an optional extra, imported only when a call is made). The request body comes from
 the pure :func:`~.openai_completions_convert.build_openai_completions_request`; this module sends it, reads
 the ``chat.completion.chunk`` stream and translates it into Pi's events, as Pi's ``openai-completions.ts``
-does. Importing the module registers the provider for api ``openai-completions``.
+does. The chunks are read as plain JSON (the SDK's raw response), as Pi reads them: building the SDK's model of
+every chunk would cost more than everything else done per token. Importing the module registers the provider
+for api ``openai-completions``.
 
 Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
 turns them into a terminal ``error`` event that keeps the partial message. The API key is only ever handed
@@ -17,6 +19,8 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+
+from pydantic import BaseModel
 
 from ..events import AssistantMessageEvent, PartialBuilder, final_event
 from ..keys import require_api_key
@@ -83,10 +87,11 @@ async def stream_openai_completions(
     )
     try:
         try:
-            chunks = await client.chat.completions.create(**_create_arguments(client, params))
+            raw = await client.chat.completions.with_raw_response.create(**_create_arguments(client, params))
         except sdk.APIError as e:
             # `from None`: the SDK's own message may quote a key that a server echoed back.
             raise _failure(sdk, e, key) from None
+        chunks = _json_chunks(sdk, raw)
         try:
             translator = _ChunkTranslator(model)
             yield translator.builder.start()
@@ -103,6 +108,19 @@ async def stream_openai_completions(
             await chunks.close()
     finally:
         await client.close()
+
+
+def _json_chunks(sdk: Any, raw: Any) -> Any:
+    """The SDK's stream of the raw response, its chunks left as the parsed JSON (dicts).
+
+    The SDK still decodes the server-sent events, raises for an error inside the stream and closes the
+    connection; it only skips building a ``ChatCompletionChunk`` model per chunk, which is most of its cost per
+    token and which the translator does not need (it reads dicts and SDK objects alike). An SDK that cannot parse
+    to another type gives its typed chunks."""
+    try:
+        return raw.parse(to=sdk.AsyncStream[object])
+    except TypeError:
+        return raw.parse()
 
 
 def _import_sdk() -> Any:
@@ -148,31 +166,39 @@ class _ChunkTranslator:
         return self.builder.message
 
     def feed(self, chunk: Any) -> Iterator[AssistantMessageEvent]:
-        choices = _get(chunk, "choices")
+        fields = _fields(chunk)
+        choices = fields.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
+        choice_fields = _fields(choice)
         # Moonshot puts the usage on the choice instead of the chunk.
-        usage = _get(chunk, "usage") or _get(choice, "usage")
+        usage = fields.get("usage") or choice_fields.get("usage")
         if usage:
             self.message.usage = _usage(self.model, usage)
         if choice is None:
             return
-        reason = _get(choice, "finish_reason")
+        reason = choice_fields.get("finish_reason")
         if reason:
             self.finished = True
             self.message.stop_reason, self.message.error_message = _map_finish_reason(reason)
-        delta = _get(choice, "delta")
+        delta = choice_fields.get("delta")
         if delta is None:
             return
+        delta_fields = _fields(delta)
         # Reasoning before the answer: a chunk that carries both ends the thinking and starts the text.
-        field = next((f for f in REASONING_FIELDS if _nonempty_str(_get(delta, f))), None)
-        if field is not None:
-            yield from self._append("thinking", _get(delta, field), field)
-        content = _get(delta, "content")
+        for field in REASONING_FIELDS:
+            reasoning = delta_fields.get(field)
+            if _nonempty_str(reasoning):
+                yield from self._append("thinking", reasoning, field)
+                break
+        content = delta_fields.get("content")
         if _nonempty_str(content):
-            yield from self._append("text", content)
-        for call in _get(delta, "tool_calls") or []:
+            if self.kind == "text":  # the common case, without a generator of its own
+                yield self.builder.delta(self.open[-1], content)
+            else:
+                yield from self._append("text", content)
+        for call in delta_fields.get("tool_calls") or []:
             yield from self._tool_call(call)
-        details = _get(delta, "reasoning_details")
+        details = delta_fields.get("reasoning_details")
         if isinstance(details, list):
             self._reasoning_details(details)
 
@@ -320,6 +346,36 @@ def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
     return getattr(obj, name, None)
+
+
+_NO_FIELDS: dict[str, Any] = {}
+
+
+class _Attributes:
+    """``.get(name)`` for an object that is neither a dict nor an SDK model: its attribute, or ``None``."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def get(self, name: str) -> Any:
+        return getattr(self.obj, name, None)
+
+
+def _fields(obj: Any) -> Any:
+    """What :func:`_get` reads, as one object with ``.get(name)``, for reading several fields of one chunk part.
+
+    An SDK model keeps its fields in ``__dict__`` and the others in ``__pydantic_extra__``: reading them there
+    spares pydantic's ``__getattr__`` (and the ``AttributeError`` it raises) for every field a chunk lacks."""
+    if obj is None:
+        return _NO_FIELDS
+    if isinstance(obj, dict):
+        return obj
+    if isinstance(obj, BaseModel):
+        extra = obj.__pydantic_extra__
+        return {**obj.__dict__, **extra} if extra else obj.__dict__
+    return _Attributes(obj)
 
 
 def _count(value: Any) -> int | float:

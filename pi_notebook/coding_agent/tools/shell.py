@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import shutil
 import signal as signals
@@ -28,6 +29,8 @@ from .errors import is_aborted, wait_aborted
 from .shell_output import OutputCollector
 
 _READ_SIZE = 65536
+_READS_PER_WAKEUP = 4
+_PIPE_SIZE = 1 << 20
 # Escalation: (signal, seconds to wait for the process group to go before sending the next one).
 _ESCALATION = ((signals.SIGINT, 0.75), (signals.SIGTERM, 1.5), (signals.SIGKILL, 1.0))
 # After the shell exits, a background child (``cmd &``) may still hold the pipe open; stop reading once it
@@ -76,13 +79,15 @@ async def run_shell(
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     on_progress: Callable[[ShellResult], None] | None = None,
+    on_record: Callable[[str], None] | None = None,
 ) -> ShellResult:
     """Run ``command`` with ``bash -c`` in ``cwd`` and collect its merged output.
 
     ``on_output(text)`` receives each chunk as the process prints it, decoded but otherwise raw — ANSI
     sequences and ``\\r`` kept — for a live terminal display; the recorded ``output`` is cleaned.
     ``on_progress(partial)`` receives, at most every 0.1 s, a :class:`ShellResult` snapshot of the output so
-    far (tail-truncated, ``exit_code=None``): what a tool streams to its UI.
+    far (tail-truncated, ``exit_code=None``): what a tool streams to its UI. ``on_record(text)`` receives the
+    cleaned output piece by piece, as it is recorded (all of it, in order: what the full-output file holds).
 
     ``signal`` (an ``AbortSignal``) or ``timeout`` (seconds; ``None`` or ``<= 0`` for none) stops the command
     with SIGINT, then SIGTERM, then SIGKILL to its process group. If the calling task is cancelled, the group
@@ -96,7 +101,7 @@ async def run_shell(
         raise FileNotFoundError(f"Working directory does not exist: {os.fspath(cwd)}")
 
     loop = asyncio.get_running_loop()
-    collector = OutputCollector()
+    collector = OutputCollector(on_record)
     # Popen rather than asyncio's subprocess API: there, wait() returns only once the pipe closes, which a
     # background child (``server &``) can hold open for as long as it lives.
     proc = subprocess.Popen(
@@ -111,29 +116,37 @@ async def run_shell(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
+    if _PIPE_SIZE:
+        # A larger pipe lets a fast writer run ahead instead of waiting for every 64 KB read.
+        with contextlib.suppress(AttributeError, OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
     progress = _Throttle(on_progress, lambda: _partial_result(collector)) if on_progress else None
     eof: asyncio.Future[None] = loop.create_future()
     last_data = [time.monotonic()]
 
     def on_readable() -> None:
-        # One read per wake-up, so a fast writer cannot starve the event loop.
+        # A few reads per wake-up (fewer loop iterations for a fast writer), never more: a fast writer cannot
+        # starve the event loop.
         try:
-            data = os.read(fd, _READ_SIZE)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        try:
-            if not data:
-                loop.remove_reader(fd)
-                eof.set_result(None)
-                return
-            last_data[0] = time.monotonic()
-            text = collector.feed(data)
-            if on_output is not None and text:
-                on_output(text)
-            if progress is not None:
-                progress.poke()
+            for _ in range(_READS_PER_WAKEUP):
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    data = b""
+                if not data:
+                    loop.remove_reader(fd)
+                    eof.set_result(None)
+                    return
+                last_data[0] = time.monotonic()
+                text = collector.feed(data)
+                if on_output is not None and text:
+                    on_output(text)
+                if progress is not None:
+                    progress.poke()
+                if len(data) < _READ_SIZE:
+                    return  # drained: the next read would only fail
         except Exception as exc:  # an on_output/on_progress callback failed: surface it to the caller
             loop.remove_reader(fd)
             if not eof.done():

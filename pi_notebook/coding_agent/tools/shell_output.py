@@ -15,8 +15,9 @@ import re
 import secrets
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TextIO
+from typing import BinaryIO
 
 from ..truncate import DEFAULT_MAX_BYTES, TruncationResult, truncate_tail
 
@@ -43,22 +44,50 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+# One pass doing both of sanitize_output's steps: at each position an escape sequence is tried first, then a
+# lone control character, which is what stripping the sequences and then the characters gives.
+_ANSI_OR_CONTROL = re.compile(f"{_ANSI.pattern}|{_CONTROL.pattern}")
+# The controls _CONTROL drops that can occur in ASCII text (ESC and CR included), as bytes; in UTF-8 they never
+# occur inside a multi-byte character. One ``in`` (memchr) each, the likeliest first, is faster than any
+# single pass that tests every byte against the set.
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F])
+_CONTROL_BYTES_LIKELIEST_FIRST = tuple(
+    bytes([b]) for b in sorted(_CONTROL_BYTES, key=lambda b: (b not in b"\r\x1b\x08\x07\x00", b))
+)
+
+
+def _has_control_byte(data: bytes) -> bool:
+    return any(byte in data for byte in _CONTROL_BYTES_LIKELIEST_FIRST)
+
+
 def sanitize_output(text: str) -> str:
     """Make shell output safe to record: strip ANSI sequences and ``\\r``, drop control characters.
 
     ``\\n`` and ``\\t`` are kept. Decoding errors are expected to have become U+FFFD already.
     """
-    return _CONTROL.sub("", strip_ansi(text))
+    # ASCII text (known in O(1) for a str) can only hold ASCII controls, and usually holds none.
+    if text.isascii() and not _has_control_byte(text.encode("ascii")):
+        return text
+    return _ANSI_OR_CONTROL.sub("", text)
 
 
 class OutputCollector:
     """Decodes, cleans and keeps the tail of a command's output; spills all of it to a temp file when large.
 
     ``buffered_chars`` is the size of the kept tail; it stays below ``BUFFER_CHARS`` plus one chunk.
+
+    Plain ASCII chunks without an escape (most output) take a fast path: no regex, no incremental decoder, and
+    a ``bytes.translate`` only if they hold a control character. Per chunk, the work is proportional to the
+    chunk alone.
+
+    ``on_record(text)``, if given, sees every piece of cleaned text as it is recorded: together, exactly what
+    the full-output file holds.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_record: Callable[[str], None] | None = None) -> None:
+        self.on_record = on_record
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoding = False  # the decoder holds the first bytes of a character cut by the chunk boundary
         self._held_back = ""
         self._chunks: deque[str] = deque()
         self.buffered_chars = 0
@@ -67,14 +96,21 @@ class OutputCollector:
         self.total_newlines = 0
         self.last_line_bytes = 0
         self.temp_path: str | None = None
-        self._temp_file: TextIO | None = None
+        self._temp_file: BinaryIO | None = None
 
     def feed(self, data: bytes) -> str:
         """Take a raw chunk; return its decoded text (ANSI and ``\\r`` kept) for a live display."""
         self.raw_bytes += len(data)
-        text = self._decoder.decode(data)
+        if not self._decoding and not self._held_back and data.isascii():
+            text = data.decode("ascii")
+            if b"\x1b" not in data:
+                self._record(text if not _has_control_byte(data) else data.translate(None, _CONTROL_BYTES).decode())
+                return text
+        else:
+            text = self._decoder.decode(data)
+            self._decoding = bool(self._decoder.getstate()[0])
         pending = self._held_back + text
-        cut = _INCOMPLETE_ANSI.search(pending)
+        cut = _INCOMPLETE_ANSI.search(pending) if "\x1b" in pending else None
         if cut and len(pending) - cut.start() <= _MAX_HELD_BACK:
             pending, self._held_back = pending[: cut.start()], pending[cut.start() :]
         else:
@@ -85,6 +121,7 @@ class OutputCollector:
     def finish(self) -> str:
         """Flush the decoder and anything held back; return the last decoded text (usually empty)."""
         text = self._decoder.decode(b"", final=True)
+        self._decoding = False
         self._record(sanitize_output(self._held_back + text))
         self._held_back = ""
         return text
@@ -92,18 +129,21 @@ class OutputCollector:
     def _record(self, clean: str) -> None:
         if not clean:
             return
+        if self.on_record is not None:
+            self.on_record(clean)
         if self.raw_bytes > DEFAULT_MAX_BYTES and self._temp_file is None:
             self._open_temp_file()
+        encoded = clean.encode("utf-8")
         if self._temp_file is not None:
-            self._temp_file.write(clean)
-        encoded_size = len(clean.encode("utf-8"))
-        self.total_bytes += encoded_size
+            self._temp_file.write(encoded)
+        self.total_bytes += len(encoded)
         newlines = clean.count("\n")
         self.total_newlines += newlines
         if newlines:
-            self.last_line_bytes = len(clean[clean.rfind("\n") + 1 :].encode("utf-8"))
+            last_line = clean[clean.rfind("\n") + 1 :]
+            self.last_line_bytes = len(last_line) if last_line.isascii() else len(last_line.encode("utf-8"))
         else:
-            self.last_line_bytes += encoded_size
+            self.last_line_bytes += len(encoded)
         self._chunks.append(clean)
         self.buffered_chars += len(clean)
         # Drop whole chunks from the front only while what remains still reaches the bound: the buffer then
@@ -113,12 +153,12 @@ class OutputCollector:
 
     def _open_temp_file(self) -> None:
         path = os.path.join(tempfile.gettempdir(), f"pi-bash-{secrets.token_hex(8)}.log")
-        self._temp_file = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed in close()
+        self._temp_file = open(path, "wb")  # noqa: SIM115 - closed in close()
         self.temp_path = path
         # Nothing has been dropped yet (the buffer holds twice the byte threshold, and a snapshot opens the
         # file before anything is dropped), so this backfills everything.
         for chunk in self._chunks:
-            self._temp_file.write(chunk)
+            self._temp_file.write(chunk.encode("utf-8"))
 
     def snapshot(self) -> TruncationResult:
         """Tail truncation of the kept output, with totals that describe all output so far.

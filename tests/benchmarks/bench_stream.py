@@ -1,0 +1,200 @@
+"""P4 / P4b (and P4c / P4d): one openai-completions response of 10,000 small deltas, from a local SSE server.
+
+The server (127.0.0.1, a thread of this process) answers every POST with the same prepared body: a role chunk,
+10,000 ``chat.completion.chunk`` lines each carrying a few characters of ``content``, a finish chunk, a usage
+chunk and ``data: [DONE]``, written at once (chunked transfer encoding), so the client's work is what is
+measured.
+
+* **baseline**: the raw ``openai`` SDK, ``AsyncOpenAI(...).chat.completions.create(stream=True)`` iterated to
+  the end, joining the text of the deltas (the least a caller does with a stream), client created and closed
+  per call as our provider does.
+* **P4**: ``pi_notebook.ai.complete()`` on a model whose ``base_url`` is the server.
+* **P4b**: ``Agent.prompt()`` (default settings: abort signal, loop guard) on the same model, with one
+  subscriber that reads every event, as the notebook's display does.
+
+Our provider reads the chunks as plain JSON through the SDK's raw response (``with_raw_response`` and
+``parse(to=AsyncStream[object])``), so it skips the SDK's model of each chunk, which the baseline pays for. P4c
+and P4d therefore also compare with that cheaper floor, the SDK iterating the same stream untyped: the
+difference is our own work (events, snapshots of the partial, the agent loop), given per delta in the row's
+text; they have no goal.
+
+Each call runs in its own ``asyncio.run``, for both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .harness import Result, compare, measure, ratio_goal
+
+KEY = "sk-bench-000"
+MODEL_ID = "bench-model"
+
+
+def sse_body(deltas: int) -> bytes:
+    """The whole streamed response: ``deltas`` content chunks of a few characters (a word and a count,
+    so that the text never repeats itself for the loop guard), as OpenAI sends them."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        body = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": MODEL_ID,
+            "system_fingerprint": "fp_bench",
+            "choices": [choice],
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    words = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog")
+    parts = [chunk({"role": "assistant", "content": ""})]
+    parts += [chunk({"content": f" {words[i % len(words)]}{i}"}) for i in range(deltas)]  # never repeats
+    parts.append(chunk({}, "stop"))
+    usage = {"prompt_tokens": 20, "completion_tokens": deltas, "total_tokens": 20 + deltas}
+    last = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": MODEL_ID}
+    parts.append(f"data: {json.dumps({**last, 'choices': [], 'usage': usage})}\n\n")
+    parts.append("data: [DONE]\n\n")
+    return "".join(parts).encode()
+
+
+@contextmanager
+def sse_server(body: bytes) -> Iterator[str]:
+    """A 127.0.0.1 server answering every request with ``body`` as an event stream; yields its ``/v1`` URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+            self.wfile.flush()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = httpd.server_address[:2]
+        yield f"http://{host}:{port}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def bench_model(base_url: str) -> Any:
+    from pi_notebook.ai.types import Model
+
+    return Model(id=MODEL_ID, name="bench", api="openai-completions", provider="openai", base_url=base_url)
+
+
+def raw_sdk(base_url: str) -> str:
+    """The baseline: the openai SDK streaming the response, text joined."""
+    import openai
+
+    async def go() -> str:
+        client = openai.AsyncOpenAI(api_key=KEY, base_url=base_url)
+        try:
+            stream = await client.chat.completions.create(
+                model=MODEL_ID, messages=[{"role": "user", "content": "Count."}], stream=True
+            )
+            pieces = []
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    pieces.append(chunk.choices[0].delta.content)
+            return "".join(pieces)
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def untyped_sdk(base_url: str) -> str:
+    """The SDK iterating the same stream without building a model per chunk (what our provider reads)."""
+    import openai
+
+    async def go() -> str:
+        client = openai.AsyncOpenAI(api_key=KEY, base_url=base_url)
+        try:
+            raw = await client.chat.completions.with_raw_response.create(
+                model=MODEL_ID, messages=[{"role": "user", "content": "Count."}], stream=True
+            )
+            pieces = []
+            async for chunk in raw.parse(to=openai.AsyncStream[object]):
+                choices = chunk.get("choices")
+                if choices and choices[0]["delta"].get("content"):
+                    pieces.append(choices[0]["delta"]["content"])
+            return "".join(pieces)
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def ours_complete(base_url: str) -> str:
+    from pi_notebook.ai import Context, UserMessage, complete
+
+    async def go() -> str:
+        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
+        message = await complete(bench_model(base_url), context, api_key=KEY)
+        assert message.stop_reason == "stop", message.error_message
+        return message.content[0].text
+
+    return asyncio.run(go())
+
+
+def ours_agent(base_url: str) -> str:
+    from pi_notebook.agent_core import Agent
+
+    async def go() -> str:
+        agent = Agent(bench_model(base_url), api_key=KEY)
+        seen = [0]
+
+        def listener(event: Any) -> None:
+            seen[0] += 1
+            if event.type == "message_update":
+                event.assistant_message_event.type  # noqa: B018 - what a display reads
+
+        agent.subscribe(listener)
+        await agent.prompt("Count.")
+        final = agent.state.messages[-1]
+        assert final.stop_reason == "stop", final.error_message
+        return final.content[0].text
+
+    return asyncio.run(go())
+
+
+@measure("P4", "openai-completions stream of 10,000 small deltas: complete() and Agent.prompt() vs the raw SDK")
+def p4(quick: bool) -> list[Result]:
+    deltas = 1_000 if quick else 10_000
+    repeats = 1 if quick else 9
+    with sse_server(sse_body(deltas)) as url:
+        expected = raw_sdk(url)
+        assert ours_complete(url) == expected and ours_agent(url) == expected
+        results = []
+        for row, ours, what in (
+            ("P4", ours_complete, f"complete() on {deltas:,} deltas"),
+            ("P4b", ours_agent, f"Agent.prompt() on {deltas:,} deltas"),
+        ):
+            base, timing = compare(lambda: raw_sdk(url), lambda fn=ours: fn(url), repeats)
+            results.append(ratio_goal(Result(row, what, "raw openai SDK", timing, base), 1.2, quick))
+        assert untyped_sdk(url) == expected
+        for row, ours, what in (("P4c", ours_complete, "complete()"), ("P4d", ours_agent, "Agent.prompt()")):
+            base, timing = compare(lambda: untyped_sdk(url), lambda fn=ours: fn(url), repeats)
+            extra = (timing.median - base.median) / deltas * 1e6
+            what = f"{what}: our own work, {extra:+.1f} µs/delta"
+            results.append(Result(row, what, "SDK, untyped chunks", timing, base))
+        return results
