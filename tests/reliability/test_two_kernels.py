@@ -19,8 +19,16 @@ KERNEL = textwrap.dedent("""
     while time.time() < start_at:  # both kernels load the extension at the same moment
         pass
     result = ip.run_line_magic("load_ext", "pi_notebook")
+    import os, pathlib
     import pi_notebook
     session = pi_notebook.current_session()
+    if start_at:  # stay alive (holding the file) until the other kernel has loaded too, however slow it is
+        here = pathlib.Path(sys.argv[1]).parent / "loaded"
+        here.mkdir(exist_ok=True)
+        (here / str(os.getpid())).touch()
+        deadline = time.time() + 90
+        while len(list(here.iterdir())) < 2 and time.time() < deadline:
+            time.sleep(0.05)
     for cell in sys.argv[3:]:
         ip.run_cell(cell)
     commands = [m.command for m in session.messages if m.role == "bashExecution"]
