@@ -104,7 +104,8 @@ class AssistantMessageStream:
     async def _guard(self, open_source: Callable[[], AsyncIterator[AssistantMessageEvent]], signal: Any):
         partial: AssistantMessage | None = None
         iterator: Any = None
-        watch = _AbortWatch(signal) if signal is not None and hasattr(signal, "add_listener") else None
+        cheap_abort = _CAN_UNCANCEL and signal is not None and hasattr(signal, "add_listener")
+        watch = _AbortWatch(signal) if cheap_abort else None
         try:
             iterator = open_source().__aiter__()
             step = iterator.__anext__
@@ -158,6 +159,10 @@ class AssistantMessageStream:
         message.error_message = redact(failure, self._secrets)
         self._result = message
         yield ErrorEvent(reason=reason, error=message)
+
+
+_CAN_UNCANCEL = hasattr(asyncio.Task, "uncancel")
+"""Python 3.11+: a cancellation can be taken back (what :class:`_AbortWatch` needs); 3.10 waits the old way."""
 
 
 class _AbortWatch:
