@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..ai import AssistantMessage, ToolResultMessage, UserMessage
-from .messages import OpaqueMessage, as_agent_message, message_type
+from .messages import MessageType, OpaqueMessage, as_agent_message, from_pi_json, message_type, passed_through_types
 
 _LLM_CLASSES = (UserMessage, AssistantMessage, ToolResultMessage)
 
@@ -25,7 +25,11 @@ def _to_llm(message: Any) -> list[Any]:
     registration = message_type(getattr(message, "role", None))
     if registration is None or registration.to_llm is None:
         return []
-    out = registration.to_llm(message)
+    return _checked(registration, registration.to_llm(message))
+
+
+def _checked(registration: MessageType, out: Any) -> list[Any]:
+    """A converter's result as a list of LLM Messages, or a ``TypeError`` naming the role."""
     if out is None:
         return []
     produced = [out] if isinstance(out, _LLM_CLASSES) else list(out)
@@ -42,8 +46,24 @@ def convert_to_llm(messages: Iterable[Any]) -> list[Any]:
     """AgentMessage[] → Message[] with Pi's rules: LLM roles pass through, custom roles are translated,
     ``exclude_from_context`` and unknown roles are dropped. Accepts typed messages or Pi JSON dicts."""
     result: list[Any] = []
-    for message in messages:
-        result.extend(_to_llm(as_agent_message(message)))
+    append = result.append
+    passthrough = passed_through_types()
+    for message in messages:  # _to_llm, inlined: this runs before every LLM call, over the whole history
+        if type(message) in passthrough:
+            append(message)
+            continue
+        if isinstance(message, dict):
+            message = from_pi_json(message)
+        if isinstance(message, OpaqueMessage):
+            continue
+        registration = message_type(getattr(message, "role", None))
+        if registration is None or registration.to_llm is None:
+            continue
+        out = registration.to_llm(message)
+        if isinstance(out, _LLM_CLASSES):
+            append(out)
+        elif out is not None:
+            result += _checked(registration, out)
     return result
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..ai import AssistantMessage, PiModel, ToolResultMessage, UserMessage
 
@@ -44,6 +44,8 @@ class OpaqueMessage(BaseModel):
 
     It keeps the raw JSON untouched, so saving it again loses nothing; it is never sent to the LLM.
     """
+
+    model_config = ConfigDict(defer_build=True)  # compiled on first use, not at import
 
     raw: dict[str, Any]
     """The message exactly as read."""
@@ -83,6 +85,7 @@ class MessageType:
 _lock = threading.Lock()
 _registry: dict[str, MessageType] = {}
 _parser: TypeAdapter[Any] | None = None
+_passthrough: frozenset[type] = frozenset()
 
 
 def _role_of(model_cls: type) -> str:
@@ -106,7 +109,7 @@ def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = No
     :class:`MessageTypeError` unless ``replace=True`` (handy when a notebook cell that defines the class runs
     again). Returns ``model_cls`` so it can be used as a decorator factory's result.
     """
-    global _parser
+    global _parser, _passthrough
     role = _role_of(model_cls)
     with _lock:
         existing = _registry.get(role)
@@ -117,6 +120,7 @@ def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = No
             )
         _registry[role] = MessageType(role, model_cls, to_llm)
         _parser = None  # rebuilt on next use, with every registered class
+        _passthrough = frozenset(t.model for t in _registry.values() if t.to_llm is _unchanged)
     return model_cls
 
 
@@ -130,6 +134,12 @@ def registered_message_types() -> tuple[MessageType, ...]:
     return tuple(_registry.values())
 
 
+def passed_through_types() -> frozenset[type]:
+    """The classes whose messages reach the LLM as they are (the three LLM roles, unless an app registered
+    another converter for one): :func:`~pi_notebook.agent_core.convert_to_llm` appends them without a call."""
+    return _passthrough
+
+
 def _unchanged(message: Any) -> Any:
     return message
 
@@ -141,6 +151,9 @@ for _cls in (UserMessage, AssistantMessage, ToolResultMessage):
 
 def _get_parser() -> TypeAdapter[Any]:
     global _parser
+    parser = _parser  # read once: a registration may reset it meanwhile
+    if parser is not None:
+        return parser
     with _lock:
         if _parser is None:
             classes = tuple(t.model for t in _registry.values())
@@ -161,8 +174,9 @@ def from_pi_json(data: dict[str, Any], *, lenient: bool = True) -> Any:
     role = data.get("role")
     if not isinstance(role, str) or role not in _registry:
         return OpaqueMessage(raw=data, reason=f"unknown role {role!r}")
+    parser = _parser or _get_parser()
     try:
-        return _get_parser().validate_python(data)
+        return parser.validator.validate_python(data)  # the compiled validator: no Python code per object
     except ValidationError as e:
         if not lenient:
             raise MessageValidationError(role, e) from e

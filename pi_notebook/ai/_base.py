@@ -6,23 +6,87 @@ make ``model_validate(pi_json).to_pi_json() == pi_json`` hold exactly:
 * unknown keys are kept (``extra="allow"``), as Pi keeps whatever its objects carry;
 * a field that is ``None`` is omitted (TypeScript ``undefined`` is an absent key), *unless* the JSON it was
   read from had an explicit ``null`` for it, which then round-trips as ``null``.
+
+Both are done by pydantic-core alone, with no Python code run per object, so parsing and dumping cost what
+they cost on a plain pydantic model. The second works through pydantic's ``MISSING`` sentinel: a field
+declared with the default ``None`` gets ``MISSING`` as its real default, which pydantic-core leaves out of
+every dump, while an explicit ``null`` is validated to ``None`` and dumped as ``null``. Reading such a field
+gives ``None`` either way (a small descriptor on the class maps ``MISSING`` to ``None``). Assigning ``None``
+to it (or ``model_copy(update=...)``) makes the key absent again, unless it holds, or held before a value
+was assigned, an explicit ``null``. ``Cls(field_name=None)`` (the Python name, when it differs from the JSON
+key) also leaves the key absent; ``Cls(jsonKey=None)`` is an explicit ``null``. pydantic's own
+``model_dump()`` leaves absent keys out too.
+
+Importing costs little: a model's validator and serializer are compiled on first use (``defer_build``), and
+the attribute docstrings that describe the fields are read once per source file, not once per class.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import linecache
+import operator
+import sys
 import time
-from typing import Any
+import types
+import typing
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, SerializationInfo, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+from pydantic_core import core_schema
+
+try:
+    from pydantic_core import MISSING
+except ImportError as e:  # pragma: no cover - pydantic < 2.12
+    raise ImportError("pi_notebook needs pydantic >= 2.12 (for pydantic_core.MISSING)") from e
+
+
+class _JsNumber:
+    """Dumped as JSON.stringify does: ``NaN`` and the infinities become ``null`` (pydantic-core does it for
+    values it serializes as "any"; a typed ``float`` would keep them, and ``json.dumps`` would then refuse)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        schema = handler(source)
+        schema["serialization"] = core_schema.simple_ser_schema("any")
+        return schema
+
 
 #: Pi stores numbers as JS numbers; ``int | float`` keeps an integer ``0`` as ``0`` instead of ``0.0``.
-Number = int | float
+Number = Annotated[int | float, _JsNumber]
+
+_set = object.__setattr__
 
 
 def now_ms() -> int:
     """The current time as Unix milliseconds, the unit of every message timestamp."""
     return time.time_ns() // 1_000_000
+
+
+class _Optional:
+    """Class-level view of a field whose default is ``MISSING``: reads give ``None`` for an absent value.
+
+    It raises ``AttributeError`` on the class itself, as pydantic fields do, so that pydantic neither takes it
+    for a default when it collects a subclass's fields nor routes assignments to it.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)
+        value = obj.__dict__.get(self.name)
+        return None if value is MISSING else value
+
+    def __set__(self, obj: Any, value: Any) -> None:  # only reached through object.__setattr__
+        obj.__dict__[self.name] = _assigned(obj, self.name, value, obj.__dict__.get(self.name, MISSING))
 
 
 class PiModel(BaseModel):
@@ -34,35 +98,313 @@ class PiModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="allow",
-        use_attribute_docstrings=True,
         protected_namespaces=(),
+        # Attribute docstrings become field descriptions, read once per source (describe_fields): pydantic's
+        # own reading (use_attribute_docstrings) inspects the source again for every class.
+        use_attribute_docstrings=False,
+        # The validators and serializers are compiled on first use, not when the class is defined: importing
+        # the package (``%load_ext``) does not pay for models it does not use yet.
+        defer_build=True,
     )
 
-    # The JSON keys that were explicitly ``null`` in the input, so they round-trip as ``null``.
-    _explicit_nulls: frozenset[str] = PrivateAttr(default=frozenset())
+    #: Fields whose default is ``None`` in the declaration (``MISSING`` in pydantic): absent unless set.
+    __pi_optional__: ClassVar[frozenset[str]] = frozenset()
+    #: Those of them whose Python name is not their JSON key: ``Cls(name=None)`` leaves them absent.
+    __pi_renamed__: ClassVar[tuple[str, ...]] = ()
 
-    @model_validator(mode="wrap")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Runs before pydantic collects the fields: a declared default of None becomes MISSING.
+        super().__init_subclass__(**kwargs)
+        for name, annotation in inspect.get_annotations(cls).items():
+            if name.startswith("_") or "ClassVar" in str(annotation):
+                continue
+            value = cls.__dict__.get(name, MISSING)
+            if value is None:
+                type.__setattr__(cls, name, MISSING)
+            elif isinstance(value, FieldInfo) and value.default is None:
+                field = value._copy()
+                field.default = MISSING
+                field._attributes_set["default"] = MISSING
+                type.__setattr__(cls, name, field)
+
     @classmethod
-    def _remember_explicit_nulls(cls, data: Any, handler: Any) -> Any:
-        obj = handler(data)
-        if isinstance(data, dict) and isinstance(obj, PiModel):
-            nulls = frozenset(k for k, v in data.items() if v is None)
-            if nulls:
-                obj._explicit_nulls = nulls
-        return obj
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        fields = cls.__pydantic_fields__
+        optional = frozenset(name for name, field in fields.items() if field.default is MISSING)
+        cls.__pi_optional__ = optional
+        cls.__pi_renamed__ = tuple(name for name in optional if (fields[name].alias or name) != name)
+        for name in optional:
+            if not isinstance(_class_attribute(cls, name), _Optional):
+                type.__setattr__(cls, name, _Optional(name))
+        describe_fields(cls)
+        if not cls.__pydantic_complete__:  # defer_build: pydantic sets no __signature__ until it builds
+            type.__setattr__(cls, "__signature__", _Signature(None))
 
-    @model_serializer(mode="wrap")
-    def _omit_unset_nones(self, handler: Any, info: SerializationInfo) -> Any:
-        data = handler(self)
-        if not isinstance(data, dict):
-            return data
-        for name, field in type(self).model_fields.items():
-            alias = field.alias or name
-            key = alias if info.by_alias else name
-            if key in data and data[key] is None and alias not in self._explicit_nulls:
-                del data[key]
-        return data
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        super().__pydantic_on_complete__()
+        type.__setattr__(cls, "__signature__", _Signature(cls.__dict__.get("__signature__")))
+
+    def __init__(self, /, **data: Any) -> None:
+        for name in self.__pi_renamed__:
+            if data.get(name, 0) is None:
+                data = _without_renamed_nones(type(self), data)
+                break
+        self.__pydantic_validator__.validate_python(data, self_instance=self)
+        if self.__pydantic_private__ is None:
+            _set(self, "__pydantic_private__", {})
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # nested objects skip it, as before
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+        """Validate ``obj`` (Pi's JSON, or the Python names) into this class."""
+        if isinstance(obj, dict) and cls.__pi_renamed__:
+            obj = _without_renamed_nones(cls, obj)
+        model = super().model_validate(obj, **kwargs)
+        if model.__pydantic_private__ is None:
+            _set(model, "__pydantic_private__", {})
+        return model
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Any:
+        model = super().model_validate_json(json_data, **kwargs)
+        if model.__pydantic_private__ is None:
+            _set(model, "__pydantic_private__", {})
+        return model
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
+        model = super().model_construct(_fields_set, **values)
+        for name in cls.__pi_optional__:
+            if model.__dict__.get(name, MISSING) is None:
+                model.__dict__[name] = MISSING  # no validation ran: nothing is an explicit null
+        if model.__pydantic_private__ is None:
+            _set(model, "__pydantic_private__", {})
+        return model
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            optional = self.__pi_optional__
+            for name, value in update.items():
+                if name in optional:
+                    copied.__dict__[name] = _assigned(copied, name, value, self.__dict__.get(name, MISSING))
+        return copied
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__pi_optional__:
+            value = _assigned(self, name, value, self.__dict__.get(name, MISSING))
+        super().__setattr__(name, value)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        if type(self) is not type(other):
+            return False
+        # Objects typed inside another one have no private dict; those built directly have an empty one.
+        if (self.__pydantic_private__ or {}) != (other.__pydantic_private__ or {}):
+            return False
+        if (self.__pydantic_extra__ or {}) != (other.__pydantic_extra__ or {}):
+            return False
+        if self.__dict__ == other.__dict__:
+            return True
+        names = tuple(type(self).__pydantic_fields__)
+        if self.__dict__.keys() <= set(names) and other.__dict__.keys() <= set(names):
+            return False
+        getter = operator.itemgetter(*names) if names else (lambda _: ())
+        try:
+            return getter(self.__dict__) == getter(other.__dict__)
+        except KeyError:
+            return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __iter__(self) -> Any:
+        for name, value in super().__iter__():
+            yield name, (None if value is MISSING else value)
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, (None if value is MISSING else value)
+
+    @property
+    def _explicit_nulls(self) -> frozenset[str]:
+        """The JSON keys that are explicit ``null`` values, or were until a value was assigned."""
+        values = self.__dict__
+        fields = type(self).__pydantic_fields__
+        nulls = {field.alias or name for name, field in fields.items() if values.get(name, 0) is None}
+        nulls.update(fields[name].alias or name for name in _nulls_overwritten(self))
+        extra = self.__pydantic_extra__
+        if extra:
+            nulls.update(key for key, value in extra.items() if value is None)
+        return frozenset(nulls)
+
+    @_explicit_nulls.setter
+    def _explicit_nulls(self, keys: Any) -> None:
+        # The None fields named in ``keys`` are written as null; the optional ones not named, left out.
+        values = self.__dict__
+        optional = self.__pi_optional__
+        remembered = set()
+        for name, field in type(self).__pydantic_fields__.items():
+            named = (field.alias or name) in keys
+            value = values.get(name, 0)
+            if named and value is MISSING:
+                values[name] = None
+            elif not named and name in optional and value is None:
+                values[name] = MISSING
+            elif named and name in optional and value is not None:
+                remembered.add(name)
+        private = _private(self)
+        private[_NULLS] = frozenset(remembered)
 
     def to_pi_json(self) -> dict[str, Any]:
         """This object as Pi's JSON (camelCase keys, unset optional keys absent)."""
-        return self.model_dump(mode="json", by_alias=True)
+        return self.__pydantic_serializer__.to_python(self, mode="json", by_alias=True)
+
+
+_NULLS = "_pi_nulls"
+"""Key, in an object's pydantic private dict, of the optional fields that held an explicit ``null`` before a
+value was assigned to them: assigning ``None`` again makes them ``null`` again, not absent."""
+
+
+def _private(model: Any) -> dict[str, Any]:
+    private = model.__pydantic_private__
+    if private is None:
+        private = {}
+        _set(model, "__pydantic_private__", private)
+    return private
+
+
+def _nulls_overwritten(model: Any) -> frozenset[str]:
+    private = model.__pydantic_private__
+    return private.get(_NULLS, frozenset()) if private else frozenset()
+
+
+def _assigned(model: Any, name: str, value: Any, current: Any) -> Any:
+    """The value to store when ``value`` is assigned to the optional field ``name`` (holding ``current``):
+    ``None`` makes the key absent (``MISSING``), unless it holds, or held before a value replaced it, an
+    explicit ``null``."""
+    if value is None:
+        if current is None or name in _nulls_overwritten(model):
+            return None
+        return MISSING
+    if current is None:  # an explicit null replaced by a value: remembered
+        private = _private(model)
+        private[_NULLS] = private.get(_NULLS, frozenset()) | {name}
+    return value
+
+
+def describe_fields(cls: type[BaseModel]) -> None:
+    """Give each field of the pydantic model ``cls`` that has no description the docstring written under it,
+    as ``use_attribute_docstrings`` does but reading each module's source once, not once per class. Call it
+    before the model is built (``defer_build``), so that its JSON schema has them too."""
+    docs = _attribute_docstrings(cls)
+    for name, field in cls.__pydantic_fields__.items():
+        if field.description is None and name in docs:
+            field.description = docs[name]
+
+
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """``{field: docstring}`` for the string literals right after an annotated attribute in ``cls``'s body
+    (pydantic's ``use_attribute_docstrings`` rule), from the source of the code that is defining it (a module
+    or a notebook cell, through :mod:`linecache`), parsed once per source."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") != cls.__module__:
+        frame = frame.f_back  # up to the frame running the class statement
+    if frame is None:
+        return {}
+    source = "".join(linecache.getlines(frame.f_code.co_filename, frame.f_globals))
+    found = _classes_in(source).get(cls.__qualname__, ())
+    if len(found) > 1:  # the same name defined twice in one source: the one being defined
+        found = [c for c in found if c[0] <= frame.f_lineno <= c[1]]
+    return found[0][2] if len(found) == 1 else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _classes_in(source: str) -> dict[str, list[tuple[int, int, dict[str, str]]]]:
+    """Qualified name of each class defined in ``source`` → (first line, last line, attribute docstrings) of
+    each definition."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, list[tuple[int, int, dict[str, str]]]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                qualname = prefix + node.name
+                docs: dict[str, str] = {}
+                previous: ast.stmt | None = None
+                for statement in node.body:
+                    if (
+                        isinstance(previous, ast.AnnAssign)
+                        and isinstance(previous.target, ast.Name)
+                        and isinstance(statement, ast.Expr)
+                        and isinstance(statement.value, ast.Constant)
+                        and isinstance(statement.value.value, str)
+                    ):
+                        docs[previous.target.id] = inspect.cleandoc(statement.value.value)
+                    previous = statement
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                found.setdefault(qualname, []).append((first, node.end_lineno or node.lineno, docs))
+                visit(node.body, qualname + ".")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(node.body, f"{prefix}{node.name}.<locals>.")
+
+    visit(tree.body, "")
+    return found
+
+
+class _Signature:
+    """``cls.__signature__``: pydantic's (keyword arguments named after the fields), shown as the declarations
+    read: ``= None``, not the ``MISSING`` it became, and ``Number`` as ``int | float``. A model not built yet
+    (``defer_build``) is built on first access, as pydantic would have built it when it was defined."""
+
+    def __init__(self, pydantic_signature: Any) -> None:
+        self.pydantic_signature = pydantic_signature  # pydantic's lazy class attribute, None before the build
+        self.signature: inspect.Signature | None = None
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is not None or owner is None:
+            raise AttributeError("__signature__")  # class-only, as pydantic's
+        if self.pydantic_signature is None:
+            owner.model_rebuild(raise_errors=False)  # on success, __pydantic_on_complete__ replaces self
+            if owner.__dict__.get("__signature__") is self:
+                raise AttributeError("__signature__")  # cannot be built yet: inspect falls back to __init__
+            return owner.__signature__
+        if self.signature is None:
+            signature = self.pydantic_signature.__get__(None, owner)
+            self.signature = signature.replace(
+                parameters=[
+                    p.replace(annotation=_shown(p.annotation), default=None if p.default is MISSING else p.default)
+                    for p in signature.parameters.values()
+                ]
+            )
+        return self.signature
+
+
+def _shown(annotation: Any) -> Any:
+    """``annotation`` without the ``_JsNumber`` marker that :data:`Number` carries."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        base, *metadata = typing.get_args(annotation)
+        kept = [m for m in metadata if m is not _JsNumber]
+        return _shown(Annotated[(base, *kept)] if kept else base)  # type: ignore[valid-type]
+    if origin in (typing.Union, types.UnionType):
+        return functools.reduce(operator.or_, [_shown(arg) for arg in typing.get_args(annotation)])
+    return annotation
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _without_renamed_nones(cls: type[PiModel], obj: dict[str, Any]) -> dict[str, Any]:
+    drop = [name for name in cls.__pi_renamed__ if name in obj and obj[name] is None]
+    return {key: value for key, value in obj.items() if key not in drop} if drop else obj

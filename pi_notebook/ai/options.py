@@ -9,13 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ._base import describe_fields
 from .types import CacheRetention, ThinkingLevel
 
 
 class StreamOptions(BaseModel):
     """What a caller may set for one LLM call. Unknown options are kept (``extra="allow"``)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, arbitrary_types_allowed=True)
+    # Built on first use, not at import; the field docstrings are read by describe_fields() below.
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True, defer_build=True)
 
     reasoning: ThinkingLevel | None = None
     """Thinking effort; ``None`` turns thinking off."""
@@ -60,3 +62,6 @@ class StreamOptions(BaseModel):
 
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+describe_fields(StreamOptions)

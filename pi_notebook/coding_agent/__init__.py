@@ -7,6 +7,12 @@ branch summaries, overflow recovery, the built-in tools and the shell executor. 
 :mod:`pi_notebook.agent_core` and :mod:`pi_notebook.ai`, never the notebook.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Eager: importing the package is what registers the four roles.
 from .messages import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
@@ -19,7 +25,26 @@ from .messages import (
     CustomMessage,
     bash_execution_to_text,
 )
-from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
+
+if TYPE_CHECKING:
+    from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
+
+# Imported on first use (``%load_ext`` does not need the boundary trace).
+_LAZY = {"BoundaryTrace": ".trace", "TraceRow": ".trace", "atrace_boundary": ".trace", "trace_boundary": ".trace"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
