@@ -77,8 +77,9 @@ class CompactionSummaryMessage(PiModel):
     """Message tag, always ``"compactionSummary"``."""
     summary: str
     """The summary text."""
-    tokens_before: Number
-    """Context tokens before compaction (Pi types it as a number: extensions write fractions)."""
+    tokens_before: Number | None
+    """Context tokens before compaction (Pi types it as a number: extensions write fractions; JavaScript writes a
+    non-finite number as ``null``, which Pi loads and sends all the same, so it loads here too)."""
     timestamp: Number = Field(default_factory=now_ms)
     """Unix milliseconds."""
 

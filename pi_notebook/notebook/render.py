@@ -209,6 +209,8 @@ def _prose(text: str) -> str:
 
 
 def _num(n: Any) -> str:
+    if not isinstance(n, (int, float)) or n != n or n in (float("inf"), float("-inf")):
+        return "?"
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
 
 

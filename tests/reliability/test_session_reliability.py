@@ -450,3 +450,13 @@ def test_entries_sharing_an_id_with_different_content_both_stay_reachable(tmp_pa
     assert len(session.entries) == len(ids) + 4
     tree = session.get_tree()
     assert len(tree) == 1
+
+
+def test_a_compaction_summary_with_a_null_token_count_still_reaches_the_llm(tmp_path: Path) -> None:
+    # JavaScript writes Infinity/NaN as null; Pi loads such a file and sends the summary all the same.
+    from pi_notebook.agent_core import convert_to_llm, from_pi_json
+
+    message = from_pi_json({"role": "compactionSummary", "summary": "Old work.", "tokensBefore": None, "timestamp": 5})
+    assert isinstance(message, CompactionSummaryMessage) and message.tokens_before is None
+    [sent] = convert_to_llm([message])
+    assert "Old work." in sent.content[0].text
