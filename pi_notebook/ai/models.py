@@ -66,6 +66,8 @@ DEFAULT_ANTHROPIC_MODEL = "anthropic/claude-sonnet-4-5"
 """The Anthropic model the inspector shows a request for (kept fixed so saved notebooks re-render the same)."""
 DEFAULT_OPENAI_MODEL = "openai/gpt-5-mini"
 """The OpenAI model the inspector shows a request for (kept fixed so saved notebooks re-render the same)."""
+DEFAULT_GOOGLE_MODEL = "google/gemini-2.5-flash"
+"""The Gemini model the inspector shows a request for (kept fixed so saved notebooks re-render the same)."""
 DEFAULT_LOCAL_MODEL = "local/smollm2-135m"
 """The offline default: SmolLM2-135M-Instruct, run in-process."""
 

@@ -25,7 +25,7 @@ import traitlets as t
 
 from ..agent_core import Agent, ContextPipelineError, as_agent_message, convert_to_llm, to_pi_json
 from ..ai import AssistantMessage, Context, Model, get_model
-from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
+from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_GOOGLE_MODEL, DEFAULT_OPENAI_MODEL
 from ..ai.request import build_request
 from ..coding_agent.compaction import Compactor, estimate_context_tokens, should_compact
 from ..coding_agent.session import SessionFile
@@ -209,7 +209,12 @@ def _state(source: Any, model: Model | None) -> dict[str, Any]:
     if not trace.aligned:
         src.notes.append("convert_to_llm does not convert message by message: rows are approximate")
     chosen = model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
-    candidates = [chosen, src.model, get_model(DEFAULT_ANTHROPIC_MODEL), get_model(DEFAULT_OPENAI_MODEL)]
+    # The session's model first, then one model of each API the notebook speaks, so the pane can switch among
+    # Anthropic, OpenAI's Responses and Chat Completions APIs, and Gemini (the two OpenAI ones: the same model).
+    candidates = [
+        chosen, src.model, get_model(DEFAULT_ANTHROPIC_MODEL), get_model(DEFAULT_OPENAI_MODEL),
+        get_model(DEFAULT_OPENAI_MODEL, api="openai-completions"), get_model(DEFAULT_GOOGLE_MODEL),
+    ]  # fmt: skip
     context = Context(
         system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None
     )  # exactly what the agent loop builds

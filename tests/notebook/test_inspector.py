@@ -19,6 +19,8 @@ from pi_notebook.notebook.inspector import InspectorWidget, inspect
 
 ANTHROPIC = "anthropic-messages (claude-sonnet-4-5)"
 OPENAI = "openai-responses (gpt-5-mini)"
+CHAT = "openai-completions (gpt-5-mini)"
+GEMINI = "google-generative-ai (gemini-2.5-flash)"
 FAUX = "faux (faux-1)"
 
 pytestmark = pytest.mark.usefixtures("fresh_faux")
@@ -44,7 +46,7 @@ def test_rows_are_the_trace_and_requests_are_exact_bodies():
     w = inspect(messages)
     assert w.rows == trace_boundary(messages).to_json()["rows"]
     assert [r["status"] for r in w.rows] == ["passed", "passed", "translated", "dropped", "translated", "dropped"]
-    assert list(w.requests) == [ANTHROPIC, OPENAI] and w.provider == ANTHROPIC
+    assert list(w.requests) == [ANTHROPIC, OPENAI, CHAT, GEMINI] and w.provider == ANTHROPIC
     context = Context(messages=prepare_llm_messages(messages))
     for key, spec in ((ANTHROPIC, DEFAULT_ANTHROPIC_MODEL), (OPENAI, DEFAULT_OPENAI_MODEL)):
         assert w.requests[key] == build_request(get_model(spec), context)
@@ -78,7 +80,9 @@ def test_the_provider_reported_usage_of_the_last_successful_reply():
 
 def test_the_chosen_model_comes_first():
     w = inspect(sample(), model="openai/gpt-5-mini")
-    assert w.provider == OPENAI and list(w.requests) == [OPENAI, ANTHROPIC] and w.context_window == 400_000
+    assert (
+        w.provider == OPENAI and list(w.requests) == [OPENAI, ANTHROPIC, CHAT, GEMINI] and w.context_window == 400_000
+    )
 
 
 def test_an_agent_brings_its_system_prompt_tools_thinking_and_model(tmp_path):
@@ -86,7 +90,11 @@ def test_an_agent_brings_its_system_prompt_tools_thinking_and_model(tmp_path):
     agent = Agent(faux.model(), system_prompt="Be brief.", tools=tools, messages=sample(), thinking_level="low")
     agent.stream_options["api_key"] = "sk-ant-SECRET-VALUE-42"
     w = inspect(agent)
-    assert list(w.requests) == [FAUX, ANTHROPIC, OPENAI] and w.provider == FAUX and w.model_name == "faux/faux-1"
+    assert (
+        list(w.requests) == [FAUX, ANTHROPIC, OPENAI, CHAT, GEMINI]
+        and w.provider == FAUX
+        and w.model_name == "faux/faux-1"
+    )
     context = Context(
         system_prompt="Be brief.", messages=prepare_llm_messages(sample()), tools=[t.to_tool() for t in tools]
     )
