@@ -102,3 +102,23 @@ def test_openai_completions_stays_selectable_through_the_magics(shell, server, m
     reply = shell.session.messages[-1]
     assert (reply.api, reply.provider, reply.content[0].text) == ("openai-completions", "openai", "Paris.")
     no_key_anywhere(shell, OPENAI_KEY, capsys.readouterr().out, request.body.decode())
+
+
+GOOGLE_KEY = "fake-gemini-key-notebook-test"
+
+
+def test_a_gemini_model_through_the_magics_and_the_sdk(shell, server, monkeypatch, capsys):
+    from tests.ai import google_wire
+
+    monkeypatch.setenv("GEMINI_API_KEY", GOOGLE_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url + "/v1beta")
+    server.add(Reply(chunks=google_wire.response([google_wire.text("Par")], [google_wire.text("is.")])))
+    shell.agent("Capital of France?", "--model google/gemini-2.5-flash --tools none --thinking off")
+    [request] = server.requests
+    body = request.json()
+    assert request.path.startswith(google_wire.stream_path("gemini-2.5-flash"))
+    assert request.headers["x-goog-api-key"] == GOOGLE_KEY
+    assert body["contents"] == [{"role": "user", "parts": [{"text": "Capital of France?"}]}]
+    reply = shell.session.messages[-1]
+    assert (reply.provider, reply.model, reply.content[0].text) == ("google", "gemini-2.5-flash", "Paris.")
+    no_key_anywhere(shell, GOOGLE_KEY, capsys.readouterr().out, request.body.decode())
