@@ -8,37 +8,80 @@ two-column table readable without the widget front end.
 
 Given a notebook session it refreshes whenever the session changes (after each magic, ``%bash`` included); given
 an Agent, after every agent run (``agent_end``).
+
 A :class:`~pi_notebook.coding_agent.compaction.Compactor` is never run by the inspector (it could call a model and
 write the session file): its current summary is applied as is, and a note says when the next call compacts.
+
+Refreshing costs what changed, not the whole history: when the history only grew and the boundary is Pi's own
+(no ``transform_context``, or one that returned the messages unchanged, and the default ``convert_to_llm``), only
+the new messages are traced, and the front end receives the new rows and the edits of the request bodies
+(:func:`~pi_notebook.notebook.widgets.json_patch`) as a delta, not the whole state. In a notebook open in JupyterLab
+(:func:`~pi_notebook.notebook.widgets.interactive_frontend`), a long history (``LONG`` messages or more) does its
+costly parts after the cell, on the kernel's event loop: the rows of a first display in steps (the first ones are
+shown at once) and the request bodies, which the providers' builders make from the whole history. ``busy`` is
+true meanwhile; the next cell finishes that work before it runs (so it sees a complete inspector), the display's
+text fallbacks are updated when it is done, and :meth:`InspectorWidget.refresh` computes everything at once.
+Headless runs (nbclient) get every sync whole and all the work in the cell, as their saved state needs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import html
+import inspect as _inspect
 import json
 import os
+import threading
+import uuid
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-import anywidget
 import traitlets as t
+from IPython.display import display, update_display
 
 from ..agent_core import Agent, ContextPipelineError, as_agent_message, convert_to_llm, to_pi_json
+from ..agent_core.convert import checked_list, run_stage
 from ..ai import AssistantMessage, Context, Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_GOOGLE_MODEL, DEFAULT_OPENAI_MODEL
 from ..ai.request import build_request
 from ..coding_agent.compaction import Compactor, estimate_context_tokens, should_compact
 from ..coding_agent.session import SessionFile
-from ..coding_agent.trace import BoundaryTrace, trace_boundary
+from ..coding_agent.trace import trace_boundary
 from .config import parse_tools
 from .kernel import NotebookSession
 from .render import message_text
-from .widgets import FALLBACK_CSS, filter_bundle, messages_of, static_asset
+from .widgets import (
+    FALLBACK_CSS,
+    LiveWidget,
+    _first_change,
+    asset_text,
+    filter_bundle,
+    interactive_frontend,
+    json_patch,
+    messages_of,
+    static_asset,
+)
 
 __all__ = ["InspectorWidget", "inspect"]
 
+LONG = 300
+"""Histories this long or longer load in steps and rebuild their request bodies after the cell (in a kernel)."""
+STEP = 250
+"""Messages traced per step (also the first display's rows of a long history)."""
+
 _FALLBACK_INSPECTOR_ESM = """
 export default {
+  initialize({ model }) {
+    // Deltas are not applied by this fallback: it asks for the whole state instead.
+    const onMsg = (msg) => {
+      if (msg && msg.pi === "delta") model.send({ pi: "resync" });
+      if (msg && msg.pi === "state") for (const k of ["rows", "requests"]) model.set(k, msg[k]);
+    };
+    model.on("msg:custom", onMsg);
+    return () => model.off("msg:custom", onMsg);
+  },
   render({ model, el }) {
     const draw = () => {
       const pre = document.createElement("pre");
@@ -197,63 +240,173 @@ def _reported_usage(messages: list[Any]) -> dict[str, Any]:
     return {}
 
 
-def _state(source: Any, model: Model | None) -> dict[str, Any]:
-    src = _source_of(source)
-    try:
-        trace: BoundaryTrace = trace_boundary(src.messages, src.transform, src.convert)
-    except ContextPipelineError as e:
-        if e.stage != "transform_context":
-            raise
-        src.notes.append(f"{e} (the next LLM call fails the same way); shown without it")
-        trace = trace_boundary(src.messages, None, src.convert)
-    if not trace.aligned:
-        src.notes.append("convert_to_llm does not convert message by message: rows are approximate")
-    chosen = model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
-    # The session's model first, then one model of each API the notebook speaks, so the pane can switch among
-    # Anthropic, OpenAI's Responses and Chat Completions APIs, and Gemini (the two OpenAI ones: the same model).
-    candidates = [
-        chosen, src.model, get_model(DEFAULT_ANTHROPIC_MODEL), get_model(DEFAULT_OPENAI_MODEL),
-        get_model(DEFAULT_OPENAI_MODEL, api="openai-completions"), get_model(DEFAULT_GOOGLE_MODEL),
-    ]  # fmt: skip
-    context = Context(
-        system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None
-    )  # exactly what the agent loop builds
-    agent_options = {}
-    if isinstance(source, NotebookSession):
-        agent_options = source.agent.stream_options
-    elif isinstance(source, Agent):
-        agent_options = source.stream_options
-    secrets = _secrets(agent_options)
-    requests: dict[str, Any] = {}
-    for candidate in candidates:
-        if candidate is None or request_key(candidate) in requests:
-            continue
+def _clean(value: Any, secrets: list[str], before: tuple[Any, Any] | None = None) -> Any:
+    """A request body as the widget state holds it: plain JSON (anything else as ``str()``), every secret
+    redacted. ``before`` is the last build's (body, cleaned body): the parts equal to it are not cleaned again,
+    its cleaned parts are reused (the same objects, so the delta to the front end skips them at once)."""
+    if before is not None:
+        raw, clean = before
+        if raw is value or (type(raw) is type(value) and raw == value):
+            return clean
+        if type(value) is dict and type(raw) is dict and type(clean) is dict and all(type(k) is str for k in value):
+            reused = {k: (raw[k], clean[k]) for k in value if k in raw and k in clean}
+            return {k: _clean(v, secrets, reused.get(k)) for k, v in value.items()}
+        if type(value) is list and type(raw) is list and type(clean) is list and len(raw) == len(clean):
+            return [_clean(v, secrets, (raw[i], clean[i]) if i < len(raw) else None) for i, v in enumerate(value)]
+    return _redact(json.loads(json.dumps(value, default=str)), secrets)
+
+
+def _run_transform(transform: Any, messages: list[Any]) -> list[Any]:
+    """``transform_context``'s output (typed), run as :func:`~pi_notebook.coding_agent.trace.trace_boundary` runs
+    it: a coroutine is awaited with ``asyncio.run``, on a worker thread when this thread already runs a loop."""
+    out = run_stage("transform_context", transform, list(messages))
+    if _inspect.isawaitable(out):
         try:
-            body = build_request(candidate, context, dict(src.options))
-        except Exception as e:  # a builder that cannot handle this context: show why, keep the others
-            body = {"error": f"{type(e).__name__}: {e}"}
-        requests[request_key(candidate)] = _redact(json.loads(json.dumps(body, default=str)), secrets)
-    return {
-        "rows": trace.to_json()["rows"],
-        "requests": requests,
-        "provider": request_key(chosen),
-        "context_window": int(chosen.context_window or 0),
-        "total_tokens": trace.total_tokens,
-        "reported_usage": _reported_usage([as_agent_message(m) for m in src.messages]),
-        "model_name": f"{chosen.provider}/{chosen.id}",
-        "notes": src.notes,
-    }
+            asyncio.get_running_loop()
+        except RuntimeError:
+            running = False
+        else:
+            running = True
+        if running and not _inspect.iscoroutine(out):
+            raise ContextPipelineError("transform_context", "returned an awaitable bound to the running loop")
+
+        async def awaited(value: Any = out) -> Any:
+            return await value
+
+        try:
+            if running:
+                with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi-inspect") as pool:
+                    out = pool.submit(asyncio.run, awaited()).result()
+            else:
+                out = asyncio.run(awaited())
+        except Exception as e:
+            raise ContextPipelineError("transform_context", f"{type(e).__name__}: {e}") from e
+    return [as_agent_message(m) for m in checked_list("transform_context", out)]
 
 
-class InspectorWidget(anywidget.AnyWidget):
+@dataclass
+class _Trace:
+    """The rows of a history and what the LLM gets of it; while a long history loads, of its first ``done``."""
+
+    messages: list[Any]
+    """The history (typed), as it was read."""
+    stepwise: bool
+    """Each message's rows depend on that message alone (Pi's boundary): traced in steps, appends alone."""
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    llm_messages: list[Any] = field(default_factory=list)
+    total_tokens: int = 0
+    aligned: bool = True
+    done: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= len(self.messages)
+
+    def extended(self, messages: list[Any]) -> _Trace:
+        """The same trace of a history that grew (new lists: the old ones stay as the widget state holds them)."""
+        return _Trace(
+            messages, self.stepwise, list(self.rows), list(self.llm_messages), self.total_tokens, self.aligned,
+            self.done, list(self.notes),
+        )  # fmt: skip
+
+    def advance(self, count: int) -> None:
+        """Trace the next ``count`` messages (Pi's boundary: STEP at a time, so a long history costs its length,
+        not its square; the rows are those of one trace of the whole)."""
+        stop = min(len(self.messages), self.done + count)
+        for start in range(self.done, stop, STEP):
+            part = trace_boundary(self.messages[start : min(stop, start + STEP)], None, convert_to_llm)
+            for row in part.rows:
+                data = row.to_json()
+                if data["index"] is not None:
+                    data["index"] += start
+                self.rows.append(data)
+            self.llm_messages += part.llm_messages
+            self.total_tokens += part.total_tokens
+            self.aligned = self.aligned and part.aligned
+        self.done = stop
+
+
+def _retrace(src: _Source, before: _Trace | None, *, first_only: bool) -> _Trace:
+    """The trace of ``src``'s history. When the boundary is Pi's own and the history only grew since ``before``,
+    only the new messages are traced. ``first_only``: of a long history not traced yet, only the first STEP."""
+    typed = [as_agent_message(m) for m in src.messages]
+    notes: list[str] = []
+    transform, transformed = src.transform, None
+    if transform is not None:
+        try:
+            transformed = _run_transform(transform, typed)
+        except ContextPipelineError as e:
+            notes.append(f"{e} (the next LLM call fails the same way); shown without it")
+            transform = None
+    unchanged = transformed is not None and len(transformed) == len(typed)
+    unchanged = unchanged and all(a is b for a, b in zip(transformed or (), typed, strict=False))
+    stepwise = src.convert is convert_to_llm and (transform is None or unchanged)
+    if not stepwise:
+        trace = trace_boundary(typed, None if transform is None else lambda _messages: transformed, src.convert)
+        notes += [] if trace.aligned else ["convert_to_llm does not convert message by message: rows are approximate"]
+        rows = [row.to_json() for row in trace.rows]
+        return _Trace(typed, False, rows, trace.llm_messages, trace.total_tokens, trace.aligned, len(typed), notes)
+    grew = before is not None and before.stepwise and len(typed) >= len(before.messages)
+    grew = grew and all(a is b for a, b in zip(before.messages, typed, strict=False))  # type: ignore[union-attr]
+    trace = before.extended(typed) if grew else _Trace(typed, True)  # type: ignore[union-attr]
+    trace.notes = notes
+    remaining = len(typed) - trace.done
+    if first_only and remaining >= LONG:  # the rest in steps, after the cell
+        trace.advance(STEP if trace.done == 0 else 0)
+    else:
+        trace.advance(remaining)
+    return trace
+
+
+def _kernel_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop of the Jupyter kernel running this cell (on its main thread) for a notebook open in a front
+    end, or ``None`` (plain Python, a terminal, another thread, a headless run): work put on it runs once the
+    cell is done."""
+    if threading.current_thread() is not threading.main_thread() or not interactive_frontend():
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return None
+    return loop if getattr(get_ipython(), "kernel", None) is not None else None
+
+
+_unfinished: weakref.WeakSet[InspectorWidget] = weakref.WeakSet()
+"""Inspectors with work left for after the cell: the next cell finishes it before it runs."""
+_hooked: list[Any] = []  # the shell whose pre_run_cell finishes that work
+
+
+def _finish_unfinished(*_info: Any) -> None:
+    for widget in list(_unfinished):
+        widget._finish_now()
+
+
+def _leave_for_later(widget: InspectorWidget) -> None:
+    _unfinished.add(widget)
+    if not _hooked:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            shell.events.register("pre_run_cell", _finish_unfinished)
+            _hooked.append(shell)
+
+
+class InspectorWidget(LiveWidget):
     """Each AgentMessage beside what the LLM gets, with token estimates and the exact request bodies.
 
     Make one with :func:`inspect`. ``provider`` selects which of ``requests`` the view shows (the front end
     may change it); :meth:`refresh` recomputes everything from the source.
     """
 
-    _esm = static_asset("inspector.js", _FALLBACK_INSPECTOR_ESM)
-    _css = static_asset("pi_notebook.css", FALLBACK_CSS)
+    _esm = asset_text(static_asset("inspector.js", _FALLBACK_INSPECTOR_ESM))
+    _css = asset_text(static_asset("pi_notebook.css", FALLBACK_CSS))
+    _kernel_owned = frozenset({"rows", "requests"})
 
     rows = t.List(t.Dict()).tag(sync=True)
     """One per message: ``index, role, status, reason, tokens, agent, llm, produced_text``."""
@@ -273,28 +426,217 @@ class InspectorWidget(anywidget.AnyWidget):
     """``provider/id`` of the chosen model."""
     notes = t.List(t.Unicode()).tag(sync=True)
     """Things worth knowing (compaction due, a failing transform, defaults shown before the first run)."""
+    busy = t.Bool(False).tag(sync=True)
+    """True while rows or request bodies of a long history are still being computed, after the cell."""
 
     def __init__(self, source: Any = (), *, model: Model | str | None = None, **kwargs: Any):
-        chosen = _resolve(model)
-        state = _state(source, chosen)
-        super().__init__(**{**state, **kwargs})
         self._source = source
-        self._model = chosen
-        self._default_provider = state["provider"]
+        self._model = _resolve(model)
+        self._trace: _Trace | None = None
+        self._src: _Source | None = None
+        self._built: dict[str, tuple[Any, Any]] = {}  # request key → (body as built, as the state holds it)
+        self._todo: list[str] | None = None  # request bodies still to build for the traced history (None: all)
+        self._default_provider = ""
+        self._step_handle: Any = None
+        self._displays: list[str] = []  # display ids whose text fallbacks are updated when the work is done
+        self._loop = _kernel_loop()
+        self._deltas = interactive_frontend()  # else whole syncs: a headless run saves only those
+        state = self._compute(defer=self._loop is not None)
+        super().__init__(**{**state, **kwargs})
         self._unsubscribe: Any = None
+        if self.busy:
+            self._schedule()
 
-    def refresh(self) -> None:
-        """Recompute from the source (a session's current history, tools, prompt and model)."""
-        state = _state(self._source, self._model)
+    # --- computing ----------------------------------------------------------------------------------------
+
+    def _compute(self, *, defer: bool) -> dict[str, Any]:
+        """Read the source and trace what changed; the state to show. ``defer`` (in a kernel): a long history's
+        rows past the first STEP and its request bodies are left for :meth:`_step`, after the cell."""
+        src = _source_of(self._source)
+        trace = _retrace(src, self._trace, first_only=defer)
+        self._src, self._trace, self._todo = src, trace, None
+        chosen = self._chosen(src)
+        state: dict[str, Any] = {
+            "rows": trace.rows,
+            "context_window": int(chosen.context_window or 0),
+            "total_tokens": trace.total_tokens,
+            "reported_usage": _reported_usage(trace.messages),
+            "model_name": f"{chosen.provider}/{chosen.id}",
+            "notes": [*src.notes, *trace.notes],
+            "busy": True,
+        }
+        if not self._default_provider:
+            state["provider"] = self._default_provider = request_key(chosen)
+        if trace.complete and not (defer and len(trace.messages) >= LONG):
+            state.update(self._requests_state())
+        return state
+
+    def _chosen(self, src: _Source) -> Model:
+        return self._model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
+
+    def _requests_state(self, *, one: bool = False) -> dict[str, Any]:
+        """The request bodies of the traced history (rebuilt from all of it: that is what the builders do; the
+        parts that did not change keep their cleaned copies), and the provider to show. ``one`` (a step after
+        the cell): only the next body still to build, the one shown first; the others keep their last body
+        until their step (``busy`` stays true)."""
+        src, trace = self._src, self._trace
+        assert src is not None and trace is not None
+        chosen = self._chosen(src)
+        # The session's model first, then one model of each API the notebook speaks, so the pane can switch among
+        # Anthropic, OpenAI's Responses and Chat Completions APIs, and Gemini (the two OpenAI ones: the same model).
+        candidates = [
+            chosen, src.model, get_model(DEFAULT_ANTHROPIC_MODEL), get_model(DEFAULT_OPENAI_MODEL),
+            get_model(DEFAULT_OPENAI_MODEL, api="openai-completions"), get_model(DEFAULT_GOOGLE_MODEL),
+        ]  # fmt: skip
+        models: dict[str, Model] = {}
+        for candidate in candidates:
+            if candidate is not None:
+                models.setdefault(request_key(candidate), candidate)
         # Keep a model the user picked in the view; otherwise follow the session's model.
-        picked = self.provider if self.provider != self._default_provider else None
-        self._default_provider = state["provider"]
-        if picked in state["requests"]:
-            state["provider"] = picked
+        default = request_key(chosen)
+        current = self.provider  # "" while the widget is being made
+        picked = current if current and current != self._default_provider else None
+        shown = picked if picked in models else default
+        todo = [key for key in models if key in (self._todo if self._todo is not None else models)]
+        todo.sort(key=lambda key: key != shown)  # the body shown first
+        now = todo[:1] if one else todo
+        context = Context(
+            system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None
+        )  # exactly what the agent loop builds
+        agent_options = {}
+        if isinstance(self._source, NotebookSession):
+            agent_options = self._source.agent.stream_options
+        elif isinstance(self._source, Agent):
+            agent_options = self._source.stream_options
+        secrets = _secrets(agent_options)
+        for key in now:
+            try:
+                body = build_request(models[key], context, dict(src.options))
+            except Exception as e:  # a builder that cannot handle this context: show why, keep the others
+                body = {"error": f"{type(e).__name__}: {e}"}
+            self._built[key] = (body, _clean(body, secrets, self._built.get(key)))
+        self._todo = [key for key in todo if key not in now]
+        self._built = {key: self._built[key] for key in models if key in self._built}
+        requests = {key: built[1] for key, built in self._built.items()}
+        self._default_provider = default
+        return {"requests": requests, "provider": shown, "busy": bool(self._todo)}
+
+    def _apply(self, state: dict[str, Any]) -> None:
+        """Show ``state``: new rows and the request bodies' edits go as one delta, the rest as trait syncs."""
+        ops: list[dict[str, Any]] = []
+        quiet: dict[str, Any] = {}
+        rows = state.pop("rows", None)
+        if rows is not None:
+            old = self.rows
+            at = _first_change(old, rows, [""] * len(old), [""] * len(rows))
+            if at < max(len(old), len(rows)):
+                ops.append({"op": "rows", "at": at, "len": len(old), "rows": rows[at:]})
+                quiet["rows"] = rows
+        requests = state.pop("requests", None)
+        if requests is not None:
+            patch = json_patch(self.requests, requests)
+            if patch:
+                ops.append({"op": "requests", "patch": patch})
+                quiet["requests"] = requests
+        if not self._deltas:  # headless: whole syncs, as they were
+            state.update(quiet)
+            quiet, ops = {}, []
+        if quiet:
+            self._set_quietly(**quiet)
+        if ops:
+            self.send({"pi": "delta", "ops": ops})
         with self.hold_sync():
             for name, value in state.items():
                 if getattr(self, name) != value:
                     setattr(self, name, value)
+
+    def refresh(self) -> None:
+        """Recompute from the source (a session's current history, tools, prompt and model), all of it now."""
+        self._cancel_step()
+        self._apply(self._compute(defer=False))
+
+    def _on_change(self) -> None:
+        """The session changed (a magic ended): what changed now; in a kernel, a long history's request bodies
+        after the cell."""
+        loop = _kernel_loop()
+        if loop is not None:
+            self._loop = loop
+        self._apply(self._compute(defer=loop is not None))
+        if self.busy:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        if self._step_handle is None and self._loop is not None and not self._loop.is_closed():
+            self._step_handle = self._loop.call_later(0.005, self._step)
+            _leave_for_later(self)
+
+    def _cancel_step(self) -> None:
+        if self._step_handle is not None:
+            self._step_handle.cancel()
+            self._step_handle = None
+
+    def _step(self, *, then: bool = True) -> None:
+        """One step after the cell: the next STEP rows of a long history, or, once they are all there, the
+        next request body. ``then``: schedule the next step, if any."""
+        self._step_handle = None
+        if self.comm is None or self._trace is None:
+            _unfinished.discard(self)
+            return
+        trace = self._trace
+        try:
+            if not trace.complete:
+                trace = trace.extended(trace.messages)
+                trace.advance(STEP)
+                self._trace = trace
+                self._apply({"rows": trace.rows, "total_tokens": trace.total_tokens})
+            else:
+                self._apply(self._requests_state(one=True))
+        except Exception as e:  # the same would fail a refresh: say it, stop
+            self._apply({"notes": [*self.notes, f"the inspector stopped: {type(e).__name__}: {e}"], "busy": False})
+        if self.busy:
+            if then:
+                self._schedule()
+            return
+        _unfinished.discard(self)
+        self._update_displays()
+
+    def _finish_now(self) -> None:
+        """Do the work left for after the cell, all of it, now (the next cell is about to run)."""
+        self._cancel_step()
+        while self.busy and self.comm is not None:
+            self._step(then=False)
+        _unfinished.discard(self)
+
+    # --- display of a long history still loading: its text fallbacks follow when it is done ---------------
+
+    @property
+    def _ipython_display_(self) -> Any:
+        """IPython's display hook, only while the work is left for after the cell: the display gets an id, so
+        its ``text/html`` and ``text/plain`` fallbacks (saved with the notebook) are replaced by complete ones
+        when the work is done. ``None`` otherwise (IPython then displays the mimebundle as usual)."""
+        return self._display_updatable if self.busy and self._step_handle is not None else None
+
+    def _display_updatable(self, **_kwargs: Any) -> None:
+        data, metadata = self._repr_mimebundle_()
+        display_id = uuid.uuid4().hex
+        self._displays.append(display_id)
+        display(data, metadata=metadata, raw=True, display_id=display_id)
+
+    def _update_displays(self) -> None:
+        if not self._displays:
+            return
+        data, metadata = self._repr_mimebundle_()
+        for display_id in self._displays:
+            update_display(data, metadata=metadata, raw=True, display_id=display_id)
+        self._displays = []
+
+    def _on_front_end_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("pi") == "provider":  # picked in the view
+            value = content.get("value")
+            if isinstance(value, str) and value in self.requests:
+                self.provider = value
+            return
+        super()._on_front_end_message(widget, content, buffers)
 
     def _on_agent_event(self, event: Any) -> None:
         if getattr(event, "type", None) == "agent_end":
@@ -302,6 +644,7 @@ class InspectorWidget(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Stop following the session and close the widget."""
+        self._cancel_step()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -363,7 +706,7 @@ def inspect(session_or_messages: Any, model: Model | str | None = None) -> Inspe
     widget = InspectorWidget(session_or_messages, model=model)
     if isinstance(session_or_messages, NotebookSession):
         # On the kernel's main thread, after each magic, %bash included.
-        widget._unsubscribe = session_or_messages.on_change(widget.refresh)
+        widget._unsubscribe = session_or_messages.on_change(widget._on_change)
     elif isinstance(session_or_messages, Agent):
         widget._unsubscribe = session_or_messages.subscribe(widget._on_agent_event)
     return widget

@@ -1,7 +1,8 @@
 """The magics: ``%%agent``, ``%bash``, ``%bash!``, ``%agent_session``, ``%agent_config``, ``%agent_models``.
 
 Each records typed AgentMessages into the kernel's session (see :mod:`.kernel`) and shows what it recorded —
-only that, never the whole history, so a saved notebook does not grow with every cell.
+only that, never the whole history, so a saved notebook does not grow with every cell. The widgets (anywidget,
+ipywidgets) are imported at a magic's first display, not by ``%load_ext``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from .bash import BashProgress
 from .config import THINKING_LEVELS, parse_tools
 from .models_command import models_command, print_model_note
 from .runner import Interrupted
-from .widgets import TranscriptWidget, collapse_repeated_errors
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
 _BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
@@ -65,9 +65,13 @@ def _has_frontend(shell: Any) -> bool:
 
 class _RunView:
     """What one magic shows: a transcript widget updated live (throttled) in Jupyter, or the final text
-    elsewhere. It shows only what this cell recorded, never the whole history."""
+    elsewhere. It shows only what this cell recorded, never the whole history. When the cell ends the widget is
+    released (:meth:`~pi_notebook.notebook.widgets.LiveWidget.release`): the page keeps the final display,
+    the kernel keeps no widget per finished cell."""
 
     def __init__(self, shell: Any, *, quiet: bool = False):
+        from .widgets import TranscriptWidget  # anywidget and ipywidgets load at the first display
+
         self.live = _has_frontend(shell) and not quiet
         self.widget = TranscriptWidget()
         self.received: list[Any] = []  # every finished message, as it came
@@ -100,6 +104,8 @@ class _RunView:
     def _add(self, message: Any) -> None:
         """Show a finished message (a retry that fails again the same way is counted on the first card: see
         :func:`~pi_notebook.notebook.widgets.collapse_repeated_errors`)."""
+        from .widgets import collapse_repeated_errors
+
         self.received.append(message)
         self.done = collapse_repeated_errors(self.received)
 
@@ -120,6 +126,7 @@ class _RunView:
             self.widget.set_messages(final)
             self.widget.set_streaming(None)
             display(self.widget)
+        self.widget.release()  # shown for good: the page keeps it, the kernel need not
 
 
 @magics_class

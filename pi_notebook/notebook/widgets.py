@@ -8,7 +8,10 @@ without widget support still show a readable transcript.
 
 Live updates are throttled: :meth:`TranscriptWidget.update` may be called for every token, but at most one
 comm update goes out per ``min_interval`` (1/30 s); :meth:`TranscriptWidget.flush` and
-:meth:`TranscriptWidget.finish` always write the exact latest state.
+:meth:`TranscriptWidget.finish` always write the exact latest state. A live update carries only what changed
+(the new messages, the characters the streaming reply grew by: :func:`json_patch`), as a custom comm message
+the front end applies to its model, so a long reply costs the same per update at its end as at its start.
+:meth:`TranscriptWidget.release` lets the kernel forget a finished widget while the page keeps showing it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import comm as _comm
 import traitlets as t
+from ipywidgets.widgets.widget import _instances as _live_widgets
 
 from ..agent_core import Agent, as_agent_message, to_pi_json
 from ..agent_core import visibility as _visibility
@@ -30,7 +35,7 @@ from ..coding_agent.session import SessionFile
 from .kernel import NotebookSession
 from .render import message_text, messages_mimebundle
 
-__all__ = ["TranscriptWidget", "register_renderer", "registered_renderers", "show"]
+__all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show"]
 
 STATIC = Path(__file__).parent / "static"
 """Where the built front end (``widgets/`` bundled) lives."""
@@ -47,6 +52,15 @@ function text(m) {
   return (c || []).map((b) => b.text ?? b.thinking ?? (b.name ? "-> " + b.name : "[" + b.type + "]")).join("\\n");
 }
 export default {
+  initialize({ model }) {
+    // Live updates come as deltas this fallback does not apply: it asks for the whole state instead.
+    const onMsg = (msg) => {
+      if (msg && msg.pi === "delta") model.send({ pi: "resync" });
+      if (msg && msg.pi === "state") for (const k of ["messages", "visibility", "streaming"]) model.set(k, msg[k]);
+    };
+    model.on("msg:custom", onMsg);
+    return () => model.off("msg:custom", onMsg);
+  },
   render({ model, el }) {
     const draw = () => {
       const pre = document.createElement("pre");
@@ -72,6 +86,136 @@ def static_asset(name: str, fallback: str) -> Path | str:
     importing the widgets never fails in a checkout without the JS build."""
     path = STATIC / name
     return path if path.is_file() else fallback
+
+
+def asset_text(asset: Path | str) -> Path | str:
+    """The text of a :func:`static_asset`, for a widget's ``_esm`` / ``_css``. Not the path: anywidget ties every
+    widget of a class whose ``_esm`` is a file to that file's change signal, which keeps each one alive for good
+    (and :meth:`TranscriptWidget.release` could free nothing). The path is kept when anywidget's hot reloading
+    is on (``ANYWIDGET_HMR=1``, widget development)."""
+    if isinstance(asset, Path) and os.environ.get("ANYWIDGET_HMR", "") not in ("1", "true"):
+        return asset.read_text(encoding="utf-8")
+    return asset
+
+
+def interactive_frontend() -> bool:
+    """Whether this kernel serves a notebook open in a Jupyter server's front end (JupyterLab, Notebook 7: the
+    server names the notebook in ``JPY_SESSION_NAME``), whose widget manager keeps what a delta changes in the
+    model, and saves it. Headless runs (nbclient, papermill, ``nbconvert --execute``) keep whole-state syncs
+    only: there, widgets sync whole traits and do all their work in the cell."""
+    return bool(os.environ.get("JPY_SESSION_NAME"))
+
+
+def json_patch(old: Any, new: Any) -> list[list[Any]]:
+    """The edits that turn JSON value ``old`` into ``new``, as the front end applies them (``live.js``):
+
+    - ``["a", path, text, at]``: append ``text`` to the string at ``path``, which is ``at`` characters long;
+    - ``["s", path, value]``: set the key or index at ``path`` (one past a list's end appends);
+    - ``["t", path, n]``: cut the list at ``path`` to ``n`` items;
+    - ``["d", path]``: delete the key at ``path``.
+
+    ``path`` is a list of keys and indices (``[]``: the whole value). What did not change costs nothing (equal
+    parts are compared, not walked), so a reply that grew by a few words is a few words to send."""
+    ops: list[list[Any]] = []
+    _diff(old, new, [], ops)
+    return ops
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and a == b)
+
+
+def _diff(old: Any, new: Any, path: list[Any], ops: list[list[Any]]) -> None:
+    if _same(old, new):
+        return
+    if type(old) is str and type(new) is str and old and new.startswith(old):
+        ops.append(["a", path, new[len(old) :], len(old)])
+    elif type(old) is dict and type(new) is dict:
+        for key, value in new.items():
+            if key not in old:
+                ops.append(["s", [*path, key], value])
+            elif not _same(old[key], value):
+                _diff(old[key], value, [*path, key], ops)
+        ops.extend(["d", [*path, key]] for key in old if key not in new)
+    elif type(old) is list and type(new) is list:
+        common = min(len(old), len(new))
+        for i in range(common):
+            if not _same(old[i], new[i]):
+                _diff(old[i], new[i], [*path, i], ops)
+        if len(new) < len(old):
+            ops.append(["t", path, len(new)])
+        ops.extend(["s", [*path, i], new[i]] for i in range(common, len(new)))
+    else:
+        ops.append(["s", path, new])
+
+
+class LiveWidget(anywidget.AnyWidget):
+    """An anywidget whose kernel-owned traits can change quietly, the front end being told by a delta message
+    instead of the whole value; and which the kernel can forget while the page keeps showing it."""
+
+    _kernel_owned: frozenset[str] = frozenset()
+    """Traits only the kernel writes: a front end's copy sent back (with another trait it saves) is ignored."""
+
+    def __init__(self, **kwargs: Any):
+        self._quiet: frozenset[str] = frozenset()
+        super().__init__(**kwargs)
+        self.on_msg(self._on_front_end_message)
+
+    def _set_quietly(self, **values: Any) -> None:
+        """Set traits without syncing them: the caller sends the change itself, as a delta."""
+        self._quiet = frozenset(values)
+        try:
+            for name, value in values.items():
+                setattr(self, name, value)
+        finally:
+            self._quiet = frozenset()
+
+    def _should_send_property(self, key: str, value: Any) -> bool:
+        if key in self._quiet:
+            return False
+        return super()._should_send_property(key, value)
+
+    def set_state(self, sync_data: dict[str, Any]) -> None:
+        """State from the front end, without the kernel-owned traits (a front end saving another trait sends its
+        copy of them along; the kernel's own are newer)."""
+        sync_data = {k: v for k, v in sync_data.items() if k not in self._kernel_owned}
+        if sync_data:
+            super().set_state(sync_data)
+
+    def _on_front_end_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("pi") == "resync":  # the front end missed something
+            self.send({"pi": "state", **{name: getattr(self, name) for name in sorted(self._kernel_owned)}})
+
+    def release(self) -> None:
+        """Forget this widget in the kernel, leaving its model and views in the page as they are (no
+        ``comm_close``, which would take them away): a finished display costs the kernel nothing any more. The
+        front end keeps the last state; the saved notebook keeps it too. Nothing can change it after this."""
+        for widget in (self, getattr(self, "layout", None)):
+            channel = getattr(widget, "comm", None)
+            if channel is None:
+                continue
+            _live_widgets.pop(channel.comm_id, None)
+            channel.publish_msg = lambda *args, **kwargs: None  # closed here only: the page keeps its model
+            channel.close()
+            manager = _comm.get_comm_manager()
+            if manager is not None:
+                manager.comms.pop(channel.comm_id, None)
+            widget.comm = None
+
+    def _widget_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """anywidget's display of the view (data, metadata), also after :meth:`release` (the page still has the
+        model, under the same id)."""
+        if self.comm is not None:
+            result = anywidget.AnyWidget._repr_mimebundle_(self)
+            data, metadata = result if isinstance(result, tuple) else (result or {}, {})
+            return dict(data), dict(metadata)
+        view = {"version_major": 2, "version_minor": 1, "model_id": self._model_id}
+        return {"text/plain": repr(self), "application/vnd.jupyter.widget-view+json": view}, {}
+
+    def _widget_view(self) -> dict[str, Any]:
+        """Only the widget-view entry of a display."""
+        data, _ = self._widget_bundle()
+        return {k: v for k, v in data.items() if k == "application/vnd.jupyter.widget-view+json"}
 
 
 def fallback_html(title: str, sections: Iterable[tuple[str, str, bool]], css_class: str) -> str:
@@ -143,21 +287,27 @@ def _visibility_level(message: Any) -> str:
         return "ui"
 
 
-def _state_of(messages: Iterable[Any]) -> tuple[list[dict[str, Any]], list[str]]:
-    typed = [as_agent_message(m) for m in messages]
-    return [to_pi_json(m) for m in typed], [_visibility_level(m) for m in typed]
+def _first_change(old: list[Any], new: list[Any], old_levels: list[str], new_levels: list[str]) -> int:
+    """The first index where two message lists (with their visibilities) differ."""
+    n = min(len(old), len(new), len(old_levels), len(new_levels))
+    i = 0
+    while i < n and _same(old[i], new[i]) and old_levels[i] == new_levels[i]:
+        i += 1
+    return i
 
 
-class TranscriptWidget(anywidget.AnyWidget):
+class TranscriptWidget(LiveWidget):
     """A transcript of AgentMessages, drawn per role by the front end.
 
     Create it with :func:`show`, or directly: ``TranscriptWidget(messages, title="Run 1")``. Feed a live
     run with :meth:`update` (throttled) or :meth:`on_event` (``agent.subscribe(w.on_event)``) and end it with
-    :meth:`finish`.
+    :meth:`finish`. Live writes send only what changed (see the module's docstring); :meth:`set_messages` and
+    :meth:`set_streaming` sync the traits as they are.
     """
 
-    _esm = static_asset("transcript.js", _FALLBACK_TRANSCRIPT_ESM)
-    _css = static_asset("pi_notebook.css", FALLBACK_CSS)
+    _esm = asset_text(static_asset("transcript.js", _FALLBACK_TRANSCRIPT_ESM))
+    _css = asset_text(static_asset("pi_notebook.css", FALLBACK_CSS))
+    _kernel_owned = frozenset({"messages", "visibility", "streaming"})
 
     messages = t.List(t.Dict()).tag(sync=True)
     """The messages, as Pi JSON."""
@@ -183,7 +333,9 @@ class TranscriptWidget(anywidget.AnyWidget):
         clock: Callable[[], float] = time.monotonic,
         **kwargs: Any,
     ):
-        data, levels = _state_of(messages)
+        self._converted: dict[int, tuple[Any, dict[str, Any], str]] = {}
+        given = list(messages)
+        data, levels = self._convert(given)
         kwargs.setdefault("renderers", registered_renderers())
         super().__init__(
             messages=data, visibility=levels, streaming=None if streaming is None else to_pi_json(streaming),
@@ -197,17 +349,37 @@ class TranscriptWidget(anywidget.AnyWidget):
         self._last: float | None = None
         self._pending_messages: Any = _UNSET
         self._pending_streaming: Any = _UNSET
-        self._run_messages: list[Any] = list(data)
+        self._run_messages: list[Any] = given  # as given (typed or Pi JSON): what finish() shows by default
+        self._live = False  # deltas went out since the traits were last synced whole
         self._lock = threading.RLock()  # agent events may arrive on the agent's loop thread
+
+    def _convert(self, messages: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Pi JSON and visibility of ``messages``. A typed message converted by the last call (the same object)
+        is not converted again: a live run passes its whole list at every update."""
+        before, self._converted = self._converted, {}
+        data, levels = [], []
+        for message in messages:
+            known = before.get(id(message))
+            if known is not None and known[0] is message:
+                _, value, level = known
+            else:
+                typed = as_agent_message(message)
+                value, level = to_pi_json(typed), _visibility_level(typed)
+            if not isinstance(message, dict):  # Pi JSON may be edited in place between calls: never reused
+                self._converted[id(message)] = (message, value, level)
+            data.append(value)
+            levels.append(level)
+        return data, levels
 
     # --- immediate updates ------------------------------------------------------------------------------
 
     def set_messages(self, messages: Iterable[Any]) -> None:
         """Show ``messages`` now (typed AgentMessages or Pi JSON)."""
-        data, levels = _state_of(messages)
+        given = list(messages)
         with self._lock:
+            data, levels = self._convert(given)
             self._pending_messages = _UNSET
-            self._run_messages = list(data)
+            self._run_messages = given
             self._write(data, levels, _UNSET)
 
     def set_streaming(self, message: Any) -> None:
@@ -228,6 +400,36 @@ class TranscriptWidget(anywidget.AnyWidget):
                 if value != self.streaming:
                     self.streaming = value
 
+    def _send_delta(self, data: Any, levels: Any, streaming: Any) -> None:
+        """Set the traits quietly and send the front end only the difference: the messages from the first one
+        that changed, and the streaming message's edits (:func:`json_patch`)."""
+        ops: list[dict[str, Any]] = []
+        values: dict[str, Any] = {}
+        if data is not _UNSET:
+            old, old_levels = self.messages, self.visibility
+            at = _first_change(old, data, old_levels, levels)
+            if at < max(len(old), len(data)):
+                op = {"op": "messages", "at": at, "len": len(old), "messages": data[at:], "visibility": levels[at:]}
+                shown = self.streaming
+                if at == len(old) < len(data) and isinstance(shown, dict) and shown.get("role") == data[at].get("role"):
+                    # The streamed message, finished: the front end makes it from its streaming copy.
+                    op["messages"], op["first"] = data[at + 1 :], json_patch(shown, data[at])
+                ops.append(op)
+                values.update(messages=data, visibility=levels)
+        if streaming is not _UNSET:
+            value = None if streaming is None else to_pi_json(streaming)
+            old_value = self.streaming
+            if not _same(old_value, value):
+                if isinstance(old_value, dict) and isinstance(value, dict):
+                    ops.append({"op": "streaming", "patch": json_patch(old_value, value)})
+                else:
+                    ops.append({"op": "streaming", "value": value})
+                values["streaming"] = value
+        if ops:
+            self._set_quietly(**values)
+            self.send({"pi": "delta", "ops": ops})
+            self._live = True
+
     # --- throttled live updates -----------------------------------------------------------------------
 
     def update(self, messages: Iterable[Any] | None = None, streaming: Any = _UNSET) -> None:
@@ -244,31 +446,44 @@ class TranscriptWidget(anywidget.AnyWidget):
             self.flush()
 
     def flush(self) -> None:
-        """Write the pending state now, if any."""
+        """Write the pending state now, if any (only what changed goes to the front end)."""
         with self._lock:
             messages, streaming = self._pending_messages, self._pending_streaming
             self._pending_messages = self._pending_streaming = _UNSET
             if messages is _UNSET and streaming is _UNSET:
                 return
             if messages is not _UNSET:
-                data, levels = _state_of(messages)
-                self._run_messages = list(data)
+                data, levels = self._convert(messages)
+                self._run_messages = messages
             else:
                 data = levels = _UNSET
-            self._write(data, levels, streaming)
+            self._send_delta(data, levels, streaming)
             self._last = self._clock()
             self.updates += 1
 
     def finish(self, messages: Iterable[Any] | None = None) -> None:
         """End a live run: drop anything pending, show exactly ``messages`` (default: the messages shown or
-        pending) and clear the streaming message."""
+        pending) and clear the streaming message. After live deltas, a headless run (nbclient keeps state syncs
+        only: :func:`interactive_frontend`) gets the final state as one whole-state sync, so it saves the run;
+        JupyterLab's model holds it already and gets the last delta."""
         with self._lock:
             if messages is None:
                 pending = self._pending_messages
                 messages = self._run_messages if pending is _UNSET else pending
-            self._pending_messages = messages
-            self._pending_streaming = None
-        self.flush()
+            given = list(messages)
+            self._pending_messages = self._pending_streaming = _UNSET
+            data, levels = self._convert(given)
+            self._run_messages = given
+            if self._live and not interactive_frontend():  # headless: only state syncs are kept
+                self._set_quietly(messages=data, visibility=levels, streaming=None)
+                self.send_state(["messages", "visibility", "streaming"])
+            elif self._live:  # the front end's model holds what the deltas made: the last one ends it
+                self._send_delta(data, levels, None)
+            else:
+                self._write(data, levels, None)
+            self._live = False
+            self._last = self._clock()
+            self.updates += 1
 
     def on_event(self, event: Any) -> None:
         """Follow an agent's events: ``agent.subscribe(widget.on_event)``."""
@@ -289,15 +504,11 @@ class TranscriptWidget(anywidget.AnyWidget):
     def view_bundle(self) -> dict[str, Any]:
         """Only the widget view, without the text fallbacks: for a live display that is replaced when the run
         ends (so tools that compare outputs, like nbval, see only the final one)."""
-        result = super()._repr_mimebundle_()
-        data = result[0] if isinstance(result, tuple) else result
-        return {k: v for k, v in (data or {}).items() if k == "application/vnd.jupyter.widget-view+json"}
+        return self._widget_view()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
         """The widget view plus ``text/plain``, ``text/markdown`` and an escaped ``text/html`` fallback."""
-        result = super()._repr_mimebundle_(**kwargs)
-        data, metadata = result if isinstance(result, tuple) else (result or {}, {})
-        data = dict(data)
+        data, metadata = self._widget_bundle()
         title = self.title or None
         data.update(messages_mimebundle(self.messages, title=title, streaming=self.streaming))
         data["text/html"] = self._fallback_html()

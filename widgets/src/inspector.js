@@ -1,8 +1,12 @@
 // The context inspector widget (anywidget ES module): what the agent stored, what the LLM got, and the
 // exact request body, side by side. Model state: rows, requests, provider, context_window, total_tokens,
-// model_name and optional notes (see widgets/README.md).
+// model_name, busy and optional notes (see widgets/README.md). The kernel appends rows and edits request
+// bodies with deltas (live.js), applied in `initialize`; a long list of rows (VIRTUAL_MIN or more) draws only
+// the rows near the viewport (virtual.js), and new rows are drawn without redrawing the others.
 import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.js";
+import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
 import { shortText } from "./summary.js";
+import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
 
 export const STATUSES = ["passed", "translated", "dropped", "summarised", "injected"];
 const STATUS_HELP = {
@@ -42,6 +46,46 @@ function snippetOf(row) {
   return "";
 }
 
+const CHUNKED_TEXT = 20000; // characters: a longer request body is laid out in chunks, those on screen only
+const CHUNK_LINES = 200;
+
+/**
+ * Put `text` in `pre`, with an optional mark over [at, at + length). A long text goes in blocks of CHUNK_LINES
+ * lines that the browser lays out only when on screen (content-visibility): a request body of 2,000 messages
+ * would take half a second to lay out at each refresh otherwise. The text (textContent) is the same.
+ */
+export function fillText(pre, text, mark = null) {
+  pre.textContent = "";
+  const piece = (start, end) => {
+    if (!mark || end <= mark.at || start >= mark.at + mark.length) return [text.slice(start, end)];
+    const from = Math.max(start, mark.at);
+    const to = Math.min(end, mark.at + mark.length);
+    const el = h("mark", { class: "pi-request-mark" }, text.slice(from, to));
+    mark.el ??= el;
+    return [text.slice(start, from), el, text.slice(to, end)];
+  };
+  if (text.length < CHUNKED_TEXT) {
+    pre.append(...piece(0, text.length));
+    return;
+  }
+  const frag = doc().createDocumentFragment();
+  let start = 0;
+  while (start < text.length) {
+    let end = start;
+    let lines = 0;
+    while (lines < CHUNK_LINES && end < text.length) {
+      const nl = text.indexOf("\n", end);
+      end = nl < 0 ? text.length : nl + 1;
+      lines++;
+    }
+    const chunk = h("span", { class: "pi-text-chunk" }, ...piece(start, end));
+    chunk.style.containIntrinsicSize = `auto ${(lines * 1.45).toFixed(1)}em`;
+    frag.appendChild(chunk);
+    start = end;
+  }
+  pre.appendChild(frag);
+}
+
 function clampPct(pct) {
   return Math.min(100, Math.max(0, pct)).toFixed(1);
 }
@@ -69,6 +113,20 @@ export function reportedFigure(usage) {
   return { tokens, detail: `input tokens of that request: ${detail}`, where };
 }
 
+/**
+ * The model values after an inspector delta from the kernel (InspectorWidget): {op: "rows", at, len, rows}
+ * replaces the rows from `at` on; {op: "requests", patch} edits the request bodies.
+ */
+export function applyInspectorDelta(msg, get) {
+  const out = {};
+  for (const op of Array.isArray(msg?.ops) ? msg.ops : []) {
+    if (op?.op === "rows") out.rows = spliceList("rows" in out ? out.rows : get("rows"), op.at, op.len, op.rows);
+    else if (op?.op === "requests") out.requests = applyPatch("requests" in out ? out.requests : get("requests") ?? {}, op.patch);
+    else throw new PatchError(`unknown operation ${op?.op}`);
+  }
+  return out;
+}
+
 class InspectorView {
   constructor(model, el) {
     this.model = model;
@@ -76,7 +134,10 @@ class InspectorView {
     this.expanded = new Set(); // row keys (index) kept across re-renders
     this.roleFilter = "";
     this.search = "";
-    this.rowEls = [];
+    this.items = []; // per row: {row, index, role, key, haystack, el}
+    this.shown = []; // indices of the items the filter lets through
+    this.vlist = null; // the VirtualList of a long list
+    this.emptyEl = h("div", { class: "pi-quiet pi-empty" }, "(no messages in the context)");
 
     this.titleModel = h("span", { class: "pi-model" });
     this.gaugeFill = h("div", { class: "pi-gauge-fill" });
@@ -163,8 +224,9 @@ class InspectorView {
       this.applyFilter();
     });
     this.providerSelect.addEventListener("change", () => {
+      // A message, not save_changes(): that would send back the rows and requests the deltas set here too.
       this.model.set("provider", this.providerSelect.value);
-      this.model.save_changes();
+      this.model.send({ pi: "provider", value: this.providerSelect.value });
       this.renderRequest();
     });
 
@@ -177,6 +239,7 @@ class InspectorView {
       "change:reported_usage": () => this.renderHeader(),
       "change:model_name": () => this.renderHeader(),
       "change:notes": () => this.renderNotes(),
+      "change:busy": () => this.renderCount(),
     };
     for (const [ev, fn] of Object.entries(this.handlers)) model.on(ev, fn);
     this.renderHeader();
@@ -187,6 +250,7 @@ class InspectorView {
 
   destroy() {
     for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
+    this.vlist?.destroy();
     this.root.remove();
   }
 
@@ -237,28 +301,64 @@ class InspectorView {
 
   // ---- rows --------------------------------------------------------------------------------------
 
+  /** Draw the rows: those unchanged since the last time (the same objects: a delta appended rows) stay. */
   renderRows() {
     const rows = asList(this.model.get("rows"));
-    this.rowsEl.textContent = "";
-    this.rowEls = [];
-    const roles = [];
-    const frag = doc().createDocumentFragment();
-    rows.forEach((row, i) => {
-      const role = rowRole(row);
-      if (!roles.includes(role)) roles.push(role);
-      const el = this.renderRow(row, i, role);
-      this.rowEls.push({ el, role, haystack: null, row });
-      frag.appendChild(el);
-    });
-    this.rowsEl.appendChild(frag);
-    if (!rows.length) this.rowsEl.appendChild(h("div", { class: "pi-quiet pi-empty" }, "(no messages in the context)"));
+    const before = this.items;
+    let same = 0;
+    while (same < before.length && same < rows.length && before[same].row === rows[same]) same++;
+    for (const item of before.slice(same)) item.el?.remove();
+    const items = before.slice(0, same);
+    for (let i = same; i < rows.length; i++) {
+      const row = rows[i];
+      items.push({ row, index: i, role: rowRole(row), key: this.rowKey(row, i), haystack: null, el: null });
+    }
+    this.items = items;
+    const virtual = items.length >= VIRTUAL_MIN;
+    if (virtual !== !!this.vlist) {
+      this.switchMode(virtual);
+      same = 0;
+    }
+    if (!this.vlist) {
+      const frag = doc().createDocumentFragment();
+      for (const item of items.slice(same)) {
+        item.el = this.renderRow(item.row, item.index, item.role);
+        frag.appendChild(item.el);
+      }
+      this.rowsEl.appendChild(frag);
+    }
+    if (!rows.length) this.rowsEl.appendChild(this.emptyEl);
+    else this.emptyEl.remove();
 
-    this.roleSelect.textContent = "";
-    this.roleSelect.appendChild(h("option", { value: "" }, "all roles"));
-    for (const r of roles) this.roleSelect.appendChild(h("option", { value: r }, r));
+    const roles = [];
+    for (const item of items) if (!roles.includes(item.role)) roles.push(item.role);
+    if (roles.join("\u0000") !== this.roles?.join("\u0000")) {
+      this.roles = roles;
+      this.roleSelect.textContent = "";
+      this.roleSelect.appendChild(h("option", { value: "" }, "all roles"));
+      for (const r of roles) this.roleSelect.appendChild(h("option", { value: r }, r));
+    }
     if (!roles.includes(this.roleFilter)) this.roleFilter = "";
     this.roleSelect.value = this.roleFilter;
-    this.applyFilter();
+    this.applyFilter(same);
+  }
+
+  /** From drawing every row to drawing those near the viewport (a long list), or back. */
+  switchMode(virtual) {
+    for (const item of this.items) {
+      item.el?.remove();
+      item.el = null;
+    }
+    this.vlist?.destroy();
+    this.vlist = null;
+    if (!virtual) return;
+    this.vlist = new VirtualList(this.rowsEl, {
+      render: (j) => {
+        const item = this.items[this.shown[j]];
+        item.el = this.renderRow(item.row, item.index, item.role);
+        return item.el;
+      },
+    });
   }
 
   rowKey(row, i) {
@@ -327,6 +427,7 @@ class InspectorView {
       if (this.expanded.has(key)) this.expanded.delete(key);
       else this.expanded.add(key);
       this.syncExpanded(el, row, key);
+      this.vlist?.remeasure();
       // Mark this row's text in the request body; collapsing it takes the mark away again.
       this.highlightInRequest(this.expanded.has(key) ? snippetOf(row) : "");
     };
@@ -380,27 +481,47 @@ class InspectorView {
     );
   }
 
-  applyFilter() {
-    let shown = 0;
-    for (const r of this.rowEls) {
-      let ok = !this.roleFilter || r.role === this.roleFilter;
-      if (ok && this.search) {
-        r.haystack ??= [
-          prettyJson(r.row?.agent),
-          prettyJson(r.row?.llm),
-          r.row?.reason ?? "",
-          r.row?.produced_text ?? "",
-          r.row?.status ?? "",
-          r.role,
-        ]
-          .join("\n")
-          .toLowerCase();
-        ok = r.haystack.includes(this.search);
-      }
-      r.el.hidden = !ok;
-      if (ok) shown++;
+  matches(item) {
+    if (this.roleFilter && item.role !== this.roleFilter) return false;
+    if (!this.search) return true;
+    item.haystack ??= [
+      prettyJson(item.row?.agent),
+      prettyJson(item.row?.llm),
+      item.row?.reason ?? "",
+      item.row?.produced_text ?? "",
+      item.row?.status ?? "",
+      item.role,
+    ]
+      .join("\n")
+      .toLowerCase();
+    return item.haystack.includes(this.search);
+  }
+
+  /** Which rows the role filter and the search let through; `from`: rows before it are known unchanged. */
+  applyFilter(from = 0) {
+    const filter = `${this.roleFilter}\u0000${this.search}`;
+    if (filter !== this.filter) from = 0;
+    this.filter = filter;
+    let keep = 0;
+    while (keep < this.shown.length && this.shown[keep] < from) keep++;
+    const shown = this.shown.slice(0, keep);
+    for (let i = from; i < this.items.length; i++) if (this.matches(this.items[i])) shown.push(i);
+    this.shown = shown;
+    if (this.vlist) {
+      this.vlist.setCount(shown.length, keep);
+    } else {
+      const ok = new Set(shown);
+      for (const item of this.items) if (item.el) item.el.hidden = !ok.has(item.index);
     }
-    this.countEl.textContent = `${shown.toLocaleString("en-US")} of ${this.rowEls.length.toLocaleString("en-US")} rows`;
+    this.renderCount();
+  }
+
+  renderCount() {
+    const busy = this.model.get("busy") === true;
+    const shown = this.shown.length.toLocaleString("en-US");
+    const loading = busy ? " · loading…" : "";
+    this.countEl.textContent = `${shown} of ${this.items.length.toLocaleString("en-US")} rows${loading}`;
+    this.root.dataset.state = busy ? "rendering" : "ready";
   }
 
   // ---- request pane ------------------------------------------------------------------------------
@@ -419,24 +540,26 @@ class InspectorView {
     this.providerSelect.value = name;
     this.providerSelect.disabled = names.length < 2;
     this.requestText = name ? (prettyJson(requests[name]) ?? "") : "";
-    this.requestPre.textContent = name ? this.requestText : "(no request built yet)";
+    fillText(this.requestPre, name ? this.requestText : "(no request built yet)");
     this.requestPre.dataset.provider = name;
   }
 
   /** Mark the first place the row's text appears in the request body, and scroll to it. */
   highlightInRequest(snippet) {
     const text = this.requestText || "";
-    this.requestPre.textContent = text || "(no request built yet)";
-    if (!snippet || !text) return;
-    const needle = JSON.stringify(snippet).slice(1, -1);
-    const at = text.indexOf(needle);
-    if (at < 0) return;
-    this.requestPre.textContent = "";
-    const mark = h("mark", { class: "pi-request-mark" }, text.slice(at, at + needle.length));
-    this.requestPre.append(text.slice(0, at), mark, text.slice(at + needle.length));
+    const needle = snippet && text ? JSON.stringify(snippet).slice(1, -1) : "";
+    const at = needle ? text.indexOf(needle) : -1;
+    const mark = at < 0 ? null : { at, length: needle.length };
+    fillText(this.requestPre, text || "(no request built yet)", mark);
+    if (!mark?.el) return;
     // Scroll the pane only (not the notebook): the <pre> is the positioned scroll container.
-    this.requestPre.scrollTop = Math.max(0, mark.offsetTop - this.requestPre.clientHeight / 3);
+    this.requestPre.scrollTop = Math.max(0, mark.el.offsetTop - this.requestPre.clientHeight / 3);
   }
+}
+
+/** anywidget: once per model, before any view. Applies the kernel's deltas to the model. */
+function initialize({ model }) {
+  return followDeltas(model, ["rows", "requests"], applyInspectorDelta);
 }
 
 /** anywidget entry point. Returns the cleanup function. */
@@ -445,4 +568,4 @@ function render({ model, el }) {
   return () => view.destroy();
 }
 
-export default { render };
+export default { initialize, render };

@@ -1,14 +1,18 @@
 // The transcript widget (anywidget ES module): a thin view over Pi-JSON AgentMessages.
 //
 // Model state (set from Python): messages, visibility, streaming, show_hidden, title, renderers.
-// See widgets/README.md for the contract. Long lists render in chunks (one per animation frame), only
-// the changed tail re-renders on `change:messages`, and `streaming` re-renders at most once per frame.
+// See widgets/README.md for the contract. Live updates arrive as deltas (live.js) applied in `initialize`.
+// Short lists render in full, in chunks (one per animation frame); long ones (VIRTUAL_MIN messages or more)
+// draw only the messages near the viewport (virtual.js). Only the changed tail re-renders on
+// `change:messages`, and `streaming` re-renders at most once per frame.
 import { ansiToFragment } from "./ansi.js";
 import { contentBlocks, longOutput, normaliseContent } from "./content.js";
 import { badge, doc, fmtCost, fmtInt, fmtTime, h, idPart, jsonBlock, nextFrame, prettyJson } from "./dom.js";
+import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
 import { markdown } from "./markdown.js";
 import { getRenderer, registerRenderer } from "./registry.js";
 import { fallbackRenderer } from "./renderers/index.js";
+import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
 
 export { registerRenderer };
 
@@ -45,6 +49,37 @@ export function countText(total, hidden, showHidden) {
 
 function asList(value) {
   return Array.isArray(value) ? value : [];
+}
+
+/**
+ * The model values after a transcript delta from the kernel (TranscriptWidget._send_delta):
+ * {op: "messages", at, len, messages, visibility} replaces the messages from `at` on (with `first`, the edits that
+ * make the first of them from the streaming message);
+ * {op: "streaming", value} or {op: "streaming", patch} sets or edits the streaming message.
+ */
+export function applyTranscriptDelta(msg, get) {
+  const out = {};
+  for (const op of Array.isArray(msg?.ops) ? msg.ops : []) {
+    if (op?.op === "messages") {
+      const messages = "messages" in out ? out.messages : get("messages");
+      // `first`: the streamed message, finished, as the edits of the streaming copy (not sent again whole)
+      let added = op.messages;
+      if ("first" in op) {
+        const streaming = "streaming" in out ? out.streaming : get("streaming");
+        added = [applyPatch(streaming, op.first), ...asList(op.messages)];
+      }
+      out.messages = spliceList(messages, op.at, op.len, added);
+      const visibility = asList("visibility" in out ? out.visibility : get("visibility")).slice(0, op.at);
+      while (visibility.length < op.at) visibility.push("");
+      out.visibility = visibility.concat(asList(op.visibility));
+    } else if (op?.op === "streaming") {
+      if ("value" in op) out.streaming = op.value ?? null;
+      else out.streaming = applyPatch("streaming" in out ? out.streaming : get("streaming"), op.patch);
+    } else {
+      throw new PatchError(`unknown operation ${op?.op}`);
+    }
+  }
+  return out;
 }
 
 function keyOf(message) {
@@ -95,12 +130,16 @@ class TranscriptView {
     this.model = model;
     this.el = el;
     this.id = `pi${(++viewCounter).toString(36)}${Math.random().toString(36).slice(2, 7)}`;
-    this.rendered = []; // [{key, el, visibility}] in message order
+    this.rendered = []; // [{key, el, visibility}] in message order (lists drawn in full)
+    this.vlist = null; // the VirtualList of a long list
     this.keys = [];
+    this.bodies = []; // keyOf(message) per message, kept while the message object stays the same
     this.messages = [];
     this.visibility = [];
     this.callIds = new Set();
     this.resultIds = new Set();
+    this.callAt = new Map(); // tool call id → index of the message holding the call
+    this.resultAt = new Map(); // tool call id → index of its result
     this.custom = new Map(); // role → render function (from the `renderers` trait)
     this.customErrors = new Map(); // role → Error (module failed to load)
     this.chunking = false;
@@ -159,6 +198,7 @@ class TranscriptView {
 
   destroy() {
     for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
+    this.vlist?.destroy();
     this.cancelChunk?.();
     this.cancelStream?.();
     this.loadToken++;
@@ -189,14 +229,25 @@ class TranscriptView {
   computeIds() {
     this.callIds = new Set();
     this.resultIds = new Set();
+    this.callAt = new Map();
+    this.resultAt = new Map();
     const streaming = this.model.get("streaming");
-    for (const m of [...this.messages, streaming]) {
-      if (!m || typeof m !== "object") continue;
-      if (m.role === "toolResult" && m.toolCallId !== undefined) this.resultIds.add(String(m.toolCallId));
-      if (m.role === "assistant" && Array.isArray(m.content)) {
-        for (const b of m.content) if (b?.type === "toolCall" && b.id !== undefined) this.callIds.add(String(b.id));
+    const all = [...this.messages, streaming];
+    all.forEach((m, i) => {
+      if (!m || typeof m !== "object") return;
+      if (m.role === "toolResult" && m.toolCallId !== undefined) {
+        this.resultIds.add(String(m.toolCallId));
+        this.resultAt.set(String(m.toolCallId), i);
       }
-    }
+      if (m.role === "assistant" && Array.isArray(m.content)) {
+        for (const b of m.content) {
+          if (b?.type === "toolCall" && b.id !== undefined) {
+            this.callIds.add(String(b.id));
+            this.callAt.set(String(b.id), i);
+          }
+        }
+      }
+    });
   }
 
   // ---- custom renderers --------------------------------------------------------------------------
@@ -230,25 +281,64 @@ class TranscriptView {
     this.cancelChunk?.();
     for (const r of this.rendered) r.el.remove();
     this.rendered = [];
+    this.vlist?.destroy();
+    this.vlist = null;
+    this.keys = [];
     this.update();
     this.renderStreaming();
   }
 
-  /** Re-render from the first message whose JSON or visibility changed; append new ones in chunks. */
+  /** Re-render from the first message whose JSON or visibility changed; append new ones in chunks (or, in a
+   * long list, draw what is near the viewport). */
   update() {
     if (this.loading) return; // loadCustom() re-renders when done
+    const before = this.messages;
+    const bodies = this.bodies;
     this.messages = asList(this.model.get("messages"));
     this.visibility = asList(this.model.get("visibility"));
-    this.keys = this.messages.map((m, i) => `${this.visibilityOf(i)}\u0000${keyOf(m)}`);
+    // A message object the model still holds (a delta keeps the unchanged ones) is not serialised again.
+    this.bodies = this.messages.map((m, i) => (m === before[i] && bodies[i] !== undefined ? bodies[i] : keyOf(m)));
+    const previous = this.keys;
+    this.keys = this.messages.map((_m, i) => `${this.visibilityOf(i)}\u0000${this.bodies[i]}`);
+    this.computeIds();
+    this.updateHeader();
+    const virtual = this.messages.length >= VIRTUAL_MIN;
+    if (virtual !== !!this.vlist) this.switchMode(virtual);
+    if (this.vlist) {
+      let i = 0;
+      while (i < previous.length && i < this.keys.length && previous[i] === this.keys[i]) i++;
+      this.vlist.setCount(this.keys.length, i);
+      this.refreshLinks(this.list);
+      this.setState();
+      return;
+    }
     let i = 0;
     while (i < this.rendered.length && i < this.keys.length && this.rendered[i].key === this.keys[i]) i++;
     for (const r of this.rendered.splice(i)) r.el.remove();
-    this.computeIds();
-    this.updateHeader();
     this.cancelChunk?.();
     this.cancelChunk = null;
     this.chunking = true;
     this.renderChunk();
+  }
+
+  /** From drawing every message to drawing those near the viewport (a long list), or back. */
+  switchMode(virtual) {
+    this.cancelChunk?.();
+    this.cancelChunk = null;
+    this.chunking = false;
+    for (const r of this.rendered) r.el.remove();
+    this.rendered = [];
+    this.vlist?.destroy();
+    this.vlist = null;
+    this.list.classList.toggle("pi-virtual", virtual);
+    if (!virtual) return;
+    this.vlist = new VirtualList(this.list, {
+      render: (i) => this.renderMessage(this.messages[i], this.visibilityOf(i), i, false),
+      estimate: (i, average) => (HIDDEN.has(this.visibilityOf(i)) && !this.showHidden() ? 0 : average),
+      onDraw: (els) => {
+        for (const el of els) this.refreshLinks(el);
+      },
+    });
   }
 
   renderChunk() {
@@ -300,6 +390,13 @@ class TranscriptView {
   applyShowHidden() {
     const show = this.showHidden();
     for (const r of this.rendered) if (HIDDEN.has(r.visibility)) r.el.hidden = !show;
+    if (this.vlist) {
+      for (const el of [...this.vlist.els.values(), ...this.vlist.spare.values()]) {
+        if (HIDDEN.has(el.dataset.visibility)) el.hidden = !show;
+      }
+      this.vlist.forgetWhere((i) => HIDDEN.has(this.visibilityOf(i)));
+      this.vlist.update();
+    }
     this.updateHeader();
   }
 
@@ -366,7 +463,15 @@ class TranscriptView {
     const a = ev.target?.closest?.("a.pi-link[href]");
     if (!a || !this.root.contains(a)) return;
     ev.preventDefault(); // scroll inside the notebook; don't touch the page's URL hash
-    const target = this.root.querySelector(`[id="${a.getAttribute("href").slice(1)}"]`);
+    const selector = `[id="${a.getAttribute("href").slice(1)}"]`;
+    let target = this.root.querySelector(selector);
+    if (!target && this.vlist) {
+      // a long list draws only what is near the viewport: draw the target's message first
+      const id = a.dataset.toolCallId ?? "";
+      const index = a.dataset.link === "result" ? this.resultAt.get(id) : this.callAt.get(id);
+      if (index !== undefined) this.vlist.reveal(index);
+      target = this.root.querySelector(selector);
+    }
     if (!target) return;
     target.scrollIntoView?.({ block: "nearest", behavior: "smooth" });
     target.classList.add("pi-flash");
@@ -459,10 +564,15 @@ class TranscriptView {
   }
 }
 
+/** anywidget: once per model, before any view. Applies the kernel's live deltas to the model. */
+function initialize({ model }) {
+  return followDeltas(model, ["messages", "visibility", "streaming"], applyTranscriptDelta);
+}
+
 /** anywidget entry point. Returns the cleanup function. */
 function render({ model, el }) {
   const view = new TranscriptView(model, el);
   return () => view.destroy();
 }
 
-export default { render };
+export default { initialize, render };

@@ -116,3 +116,18 @@ export function session() {
 }
 
 export const VISIBILITY = ["both", "both", "both", "both", "both", "both", "ui", "llm", "both", "both", "both", "both", "both"];
+
+/** `n` messages of every role (the session above, repeated), with distinct tool call ids and timestamps. */
+export function many(n) {
+  const base = session();
+  return Array.from({ length: n }, (_, i) => {
+    const m = structuredClone(base[i % base.length]);
+    m.timestamp = i;
+    if (m.role === "assistant") {
+      m.content = m.content.map((b) => (b.type === "toolCall" ? { ...b, id: `call-${i}` } : b));
+    }
+    if (m.role === "toolResult") m.toolCallId = `call-${i - 1}`;
+    if (m.role === "user" && typeof m.content === "string") m.content = `message ${i}: plain prose to read`;
+    return m;
+  });
+}

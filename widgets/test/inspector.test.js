@@ -242,7 +242,9 @@ describe("inspector", () => {
     select.value = "openai";
     select.dispatchEvent(new window.Event("change"));
     assert.equal(model.get("provider"), "openai");
-    assert.equal(model.saves, 1);
+    // told to the kernel as a message (save_changes would send back the rows and requests deltas set too)
+    assert.deepEqual(model.sent.at(-1), { pi: "provider", value: "openai" });
+    assert.equal(model.saves, 0);
     assert.deepEqual(JSON.parse(pre.textContent), requests.openai);
     // and from Python
     model.set("provider", "anthropic");
@@ -320,6 +322,8 @@ describe("inspector", () => {
   test("cleanup removes listeners", () => {
     const { model, cleanup, el } = show();
     cleanup();
+    assert.equal(model.viewListeners(), 0);
+    model.dispose?.();
     assert.equal(model.listenerCount(), 0);
     assert.equal(el.children.length, 0);
   });

@@ -32,6 +32,9 @@ export function fakeModel(initial = {}) {
       this.state[key] = value;
       for (const cb of [...(listeners.get(`change:${key}`) ?? [])]) cb();
     },
+    emit(event, ...args) {
+      for (const cb of [...(listeners.get(event) ?? [])]) cb(...args);
+    },
     on(event, cb) {
       if (!listeners.has(event)) listeners.set(event, new Set());
       listeners.get(event).add(cb);
@@ -52,13 +55,24 @@ export function fakeModel(initial = {}) {
   };
 }
 
-/** Render an anywidget module ({default: {render}}) into a fresh element of the page. */
-export function mount(widget, state) {
-  const model = fakeModel(state);
+/** Render an anywidget module ({default: {initialize, render}}) into a fresh element of the page, as anywidget
+ * does: `initialize` once for the model, then `render`. `model.viewListeners()` counts the view's listeners. */
+export function mount(widget, state, model = fakeModel(state)) {
   const el = document.createElement("div");
   document.body.appendChild(el);
+  if (!model.initialized) {
+    model.initialized = true;
+    model.dispose = widget.default.initialize?.({ model });
+  }
+  const base = model.listenerCount();
+  model.viewListeners = () => model.listenerCount() - base;
   const cleanup = widget.default.render({ model, el });
   return { model, el, cleanup, root: el.firstElementChild };
+}
+
+/** A message from the kernel (anywidget's msg:custom). */
+export function kernelSends(model, msg) {
+  model.emit("msg:custom", msg);
 }
 
 /** Wait until the widget root says data-state="ready" (chunked rendering and frames done). */

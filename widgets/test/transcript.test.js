@@ -57,12 +57,14 @@ describe("transcript: structure", () => {
     assert.equal(el.querySelector(".pi-empty").hidden, false);
   });
 
-  test("cleanup removes the listeners and the DOM", async () => {
+  test("cleanup removes the view's listeners and the DOM; initialize's cleanup its own", async () => {
     const { el, model, cleanup } = await show();
-    assert.ok(model.listenerCount() > 0);
+    assert.ok(model.viewListeners() > 0);
     cleanup();
-    assert.equal(model.listenerCount(), 0);
+    assert.equal(model.viewListeners(), 0);
     assert.equal(el.querySelector(".pi-transcript"), null);
+    model.dispose();
+    assert.equal(model.listenerCount(), 0);
   });
 });
 
