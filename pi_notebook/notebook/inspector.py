@@ -55,9 +55,9 @@ from .render import message_text
 from .widgets import (
     FALLBACK_CSS,
     LiveWidget,
-    _first_change,
     asset_text,
     filter_bundle,
+    first_change,
     interactive_frontend,
     json_patch,
     messages_of,
@@ -528,7 +528,7 @@ class InspectorWidget(LiveWidget):
         rows = state.pop("rows", None)
         if rows is not None:
             old = self.rows
-            at = _first_change(old, rows, [""] * len(old), [""] * len(rows))
+            at = first_change(old, rows, [""] * len(old), [""] * len(rows))
             if at < max(len(old), len(rows)):
                 ops.append({"op": "rows", "at": at, "len": len(old), "rows": rows[at:]})
                 quiet["rows"] = rows

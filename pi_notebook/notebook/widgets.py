@@ -27,7 +27,7 @@ from typing import Any
 import anywidget
 import comm as _comm
 import traitlets as t
-from ipywidgets.widgets.widget import _instances as _live_widgets
+from ipywidgets.widgets import widget as _ipywidget  # its instance registry, to let a finished widget go
 
 from ..agent_core import Agent, as_agent_message, to_pi_json
 from ..agent_core import visibility as _visibility
@@ -194,7 +194,7 @@ class LiveWidget(anywidget.AnyWidget):
             channel = getattr(widget, "comm", None)
             if channel is None:
                 continue
-            _live_widgets.pop(channel.comm_id, None)
+            _ipywidget._instances.pop(channel.comm_id, None)
             channel.publish_msg = lambda *args, **kwargs: None  # closed here only: the page keeps its model
             channel.close()
             manager = _comm.get_comm_manager()
@@ -287,7 +287,7 @@ def _visibility_level(message: Any) -> str:
         return "ui"
 
 
-def _first_change(old: list[Any], new: list[Any], old_levels: list[str], new_levels: list[str]) -> int:
+def first_change(old: list[Any], new: list[Any], old_levels: list[str], new_levels: list[str]) -> int:
     """The first index where two message lists (with their visibilities) differ."""
     n = min(len(old), len(new), len(old_levels), len(new_levels))
     i = 0
@@ -407,7 +407,7 @@ class TranscriptWidget(LiveWidget):
         values: dict[str, Any] = {}
         if data is not _UNSET:
             old, old_levels = self.messages, self.visibility
-            at = _first_change(old, data, old_levels, levels)
+            at = first_change(old, data, old_levels, levels)
             if at < max(len(old), len(data)):
                 op = {"op": "messages", "at": at, "len": len(old), "messages": data[at:], "visibility": levels[at:]}
                 shown = self.streaming
