@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import google.genai  # noqa: F401 - the [google] extra (in [dev]): missing is a failure, not a skip
 import pytest
 
 from pi_notebook.ai import catalogue as catalogue_module
@@ -36,8 +37,6 @@ from pi_notebook.ai.types import (
 
 from . import google_wire as wire
 from .scripted_server import Reply, ScriptedServer
-
-pytest.importorskip("google.genai")
 
 KEY = "fake-gemini-key-for-tests-0000"
 SIGNATURE = "Cq/7o7Gi+Bx0EjLd"  # standard base64, with the two characters base64url spells differently

@@ -14,6 +14,7 @@ import sys
 import time
 import types as types_module
 
+import openai  # noqa: F401 - the [openai] extra (in [dev]): missing is a failure, not a skip
 import pytest
 
 from pi_notebook.ai import Context, Tool, UserMessage
@@ -27,8 +28,6 @@ from pi_notebook.ai.types import AssistantMessage, ToolCall, ToolResultMessage, 
 
 from . import responses_sse as wire
 from .scripted_server import Reply, ScriptedServer, sse
-
-pytest.importorskip("openai")
 
 KEY = "fake-openai-key-0009"
 WEATHER = Tool(

@@ -190,7 +190,8 @@ def test_stopping_bash_twice_stops_waiting_in_one_line(shell, capsys):
 
 
 def test_a_real_kernel_reports_a_stopped_bash_as_an_interrupted_cell(tmp_path):
-    manager = pytest.importorskip("jupyter_client.manager")
+    import jupyter_client.manager as manager
+
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["JPY_SESSION_NAME"] = str(tmp_path / "work.ipynb")
     km, kc = manager.start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
