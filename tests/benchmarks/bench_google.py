@@ -10,12 +10,12 @@ client's work is what is measured.
   as our provider does.
 * **P4g**: ``pi_notebook.ai.complete()`` on a ``google/gemini-2.5-flash`` model whose ``base_url`` is the server.
 
-Each call runs in its own ``asyncio.run``, for both sides. Goal: ≤ 1.2× the baseline.
+Each call runs in its own ``asyncio.run`` on a fresh thread (``harness.run_async``), for both sides.
+Goal: ≤ 1.2× the baseline.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .harness import Result, compare, measure, ratio_goal
+from .harness import Result, compare, measure, ratio_goal, run_async
 
 KEY = "AIza-bench-0000"
 MODEL_ID = "gemini-2.5-flash"
@@ -101,7 +101,7 @@ def raw_sdk(base_url: str) -> str:
             client.close()
             await client.aio.aclose()
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def ours_complete(base_url: str) -> str:
@@ -115,7 +115,7 @@ def ours_complete(base_url: str) -> str:
         assert message.stop_reason == "stop", message.error_message
         return message.content[0].text
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 @measure("P4g", "google-generative-ai stream of 10,000 small chunks: complete() vs the raw google-genai SDK")

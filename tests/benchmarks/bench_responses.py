@@ -11,12 +11,11 @@ once (chunked transfer encoding), so the client's work is what is measured.
   stream), client created and closed per call as our provider does.
 * **P4r**: ``pi_notebook.ai.complete()`` on an ``openai-responses`` model whose ``base_url`` is the server.
 
-Each call runs in its own ``asyncio.run``, for both sides.
+Each call runs in its own ``asyncio.run`` on a fresh thread (``harness.run_async``), for both sides.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .harness import Result, compare, measure, ratio_goal
+from .harness import Result, compare, measure, ratio_goal, run_async
 
 KEY = "sk-bench-000"
 MODEL_ID = "bench-model"
@@ -117,7 +116,7 @@ def raw_sdk(base_url: str) -> str:
         finally:
             await client.close()
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def ours_complete(base_url: str) -> str:
@@ -132,7 +131,7 @@ def ours_complete(base_url: str) -> str:
         assert message.stop_reason == "stop", message.error_message
         return message.content[0].text
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 @measure("P4r", "openai-responses stream of 10,000 small text deltas: complete() vs the raw SDK")

@@ -1,4 +1,4 @@
-"""P4 / P4b (and P4c / P4d): one openai-completions response of 10,000 small deltas, from a local SSE server.
+"""P4 / P4b: one openai-completions response of 10,000 small deltas, from a local SSE server.
 
 The server (127.0.0.1, a thread of this process) answers every POST with the same prepared body: a role chunk,
 10,000 ``chat.completion.chunk`` lines each carrying a few characters of ``content``, a finish chunk, a usage
@@ -13,17 +13,16 @@ measured.
   subscriber that reads every event, as the notebook's display does.
 
 Our provider reads the chunks as plain JSON through the SDK's raw response (``with_raw_response`` and
-``parse(to=AsyncStream[object])``), so it skips the SDK's model of each chunk, which the baseline pays for. P4c
-and P4d therefore also compare with that cheaper floor, the SDK iterating the same stream untyped: the
+``parse(to=AsyncStream[object])``), so it skips the SDK's model of each chunk, which the baseline pays for. Each
+therefore has a second row comparing with that cheaper floor, the SDK iterating the same stream untyped: the
 difference is our own work (events, snapshots of the partial, the agent loop), given per delta in the row's
 text; they have no goal.
 
-Each call runs in its own ``asyncio.run``, for both sides.
+Each call runs in its own ``asyncio.run`` on a fresh thread (``harness.run_async``), for both sides.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .harness import Result, compare, measure, ratio_goal
+from .harness import Result, compare, measure, ratio_goal, run_async
 
 KEY = "sk-bench-000"
 MODEL_ID = "bench-model"
@@ -119,7 +118,7 @@ def raw_sdk(base_url: str) -> str:
         finally:
             await client.close()
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def untyped_sdk(base_url: str) -> str:
@@ -141,7 +140,7 @@ def untyped_sdk(base_url: str) -> str:
         finally:
             await client.close()
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def ours_complete(base_url: str) -> str:
@@ -153,7 +152,7 @@ def ours_complete(base_url: str) -> str:
         assert message.stop_reason == "stop", message.error_message
         return message.content[0].text
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def ours_agent(base_url: str) -> str:
@@ -174,7 +173,7 @@ def ours_agent(base_url: str) -> str:
         assert final.stop_reason == "stop", final.error_message
         return final.content[0].text
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 @measure("P4", "openai-completions stream of 10,000 small deltas: complete() and Agent.prompt() vs the raw SDK")
@@ -192,7 +191,7 @@ def p4(quick: bool) -> list[Result]:
             base, timing = compare(lambda: raw_sdk(url), lambda fn=ours: fn(url), repeats)
             results.append(ratio_goal(Result(row, what, "raw openai SDK", timing, base), 1.2, quick))
         assert untyped_sdk(url) == expected
-        for row, ours, what in (("P4c", ours_complete, "complete()"), ("P4d", ours_agent, "Agent.prompt()")):
+        for row, ours, what in (("P4", ours_complete, "complete()"), ("P4b", ours_agent, "Agent.prompt()")):
             base, timing = compare(lambda: untyped_sdk(url), lambda fn=ours: fn(url), repeats)
             extra = (timing.median - base.median) / deltas * 1e6
             what = f"{what}: our own work, {extra:+.1f} µs/delta"
