@@ -15,6 +15,7 @@ const options = {
   entryPoints: {
     transcript: join(here, "src", "transcript.js"),
     inspector: join(here, "src", "inspector.js"),
+    static_model: join(here, "src", "static_model.js"),
     pi_notebook: join(here, "src", "pi_notebook.css"),
   },
   outdir,
@@ -34,7 +35,7 @@ if (watch) {
   await ctx.watch();
 } else {
   await esbuild.build(options);
-  for (const name of ["transcript.js", "inspector.js", "pi_notebook.css"]) {
+  for (const name of ["transcript.js", "inspector.js", "static_model.js", "pi_notebook.css"]) {
     const file = join(outdir, name);
     console.log(`${relative(process.cwd(), file)}  ${(statSync(file).size / 1024).toFixed(1)} KiB`);
   }

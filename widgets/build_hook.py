@@ -18,7 +18,7 @@ from pathlib import Path
 WIDGETS = Path(__file__).resolve().parent
 ROOT = WIDGETS.parent
 STATIC = ROOT / "pi_notebook" / "notebook" / "static"
-TARGETS = ("transcript.js", "inspector.js", "pi_notebook.css")
+TARGETS = ("transcript.js", "inspector.js", "static_model.js", "pi_notebook.css")
 SOURCES = ("package.json", "package-lock.json", "build.mjs")
 
 log = logging.getLogger(__name__)
