@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "current_session",
+    "export_html",
     "inspect",
     "load_ipython_extension",
     "record",
@@ -62,6 +63,13 @@ def inspect(session_or_messages: Any, model: Any = None) -> Any:
     from .notebook.inspector import inspect as _inspect
 
     return _inspect(session_or_messages, model)
+
+
+def export_html(session_or_messages: Any, path: Any, *, title: str | None = None) -> Any:
+    """Write one self-contained, offline HTML page of a session or messages: transcript and inspector."""
+    from .notebook.export import export_html as _export
+
+    return _export(session_or_messages, path, title=title)
 
 
 def register_renderer(role: str, module: Any) -> None:

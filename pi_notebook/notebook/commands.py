@@ -17,7 +17,9 @@ from .config import one_line
 from .models_command import default_model_line
 from .pi_layout import pi_sessions_for, session_lines
 
-SESSION_USAGE = "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT]"
+SESSION_USAGE = (
+    "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT | export PATH.html|.jsonl|.md [--tree]]"
+)
 SHOWN_WARNINGS = 5
 """Loading warnings printed when a session is opened; the rest are counted (all are in ``file.warnings``)."""
 
@@ -67,8 +69,32 @@ def session_command(session: Any, line: str) -> None:
         except (SessionError, OSError) as e:
             raise UsageError(f"cannot label {rest[0]}: {e}") from None
         print(f"labelled {rest[0]}: {' '.join(rest[1:])}")
+    elif command == "export" and rest:
+        _export(session, rest)
     else:
         raise UsageError(f"usage: {SESSION_USAGE}")
+
+
+def _export(session: Any, words: list[str]) -> None:
+    """``%agent_session export PATH [--tree]``: the session as an HTML page, a Pi session file or Markdown."""
+    from .export import ExportError, export_session
+
+    tree = "--tree" in words
+    paths = [w for w in words if w != "--tree"]
+    if len(paths) != 1 or paths[0].startswith("-"):
+        raise UsageError(f"usage: {SESSION_USAGE}")
+    path = Path(paths[0]).expanduser()
+    try:
+        written = export_session(session, path, tree=tree)
+    except ExportError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot export to {path}: {e.strerror or e}") from None
+    what = "the whole tree" if tree else f"{len(session.messages)} messages"
+    print(f"exported {what} to {written}")
+    unsaved = len(session.writer.unsaved)
+    if unsaved and path.suffix.lower() == ".jsonl":  # the file could not be written lately: say what is missing
+        print(f"note: {unsaved} entries the session file could not take yet are not in {written.name}")
 
 
 def open_session_file(path: Path) -> SessionFile:

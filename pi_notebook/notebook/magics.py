@@ -230,7 +230,9 @@ class PiMagics(Magics):
     @line_magic
     def agent_session(self, line: str) -> None:
         """Show or change the notebook's session: ``%agent_session [new | open [N | PATH] | list | branch ID |
-        label ID TEXT]``; ``open`` alone lists Pi's sessions for this directory, ``open N`` opens one."""
+        label ID TEXT | export PATH]``; ``open`` alone lists Pi's sessions for this directory, ``open N`` opens one;
+        ``export PATH.html`` writes one offline page (transcript and inspector), ``PATH.jsonl`` a Pi session file
+        (the current branch; ``--tree``: all of it), ``PATH.md`` a Markdown transcript (a file there is replaced)."""
         from .commands import session_command
 
         session_command(self._session(), line)

@@ -1,0 +1,415 @@
+"""A session exported as one file: a self-contained HTML page, a Pi session file, or a Markdown transcript.
+
+The HTML page is what Pi's ``/export`` makes (a header with the session's id, date, models, message counts,
+tokens and cost, its system prompt and tools; then the messages with their tool calls, results and thinking),
+drawn by the notebook's own views: the transcript (every role, as in the notebook) and the inspector (its three
+panes, the provider switch and the filters). The built bundles (``static/``) are inlined and loaded as ES
+modules from ``blob:`` URLs, mounted over :file:`static_model.js` (an anywidget model without a kernel) with the
+widgets' state, computed here for every provider. So the page opens by double-click, offline, and fetches
+nothing. The session's content is data only: a JSON ``<script>`` whose ``<``, ``>``, ``&``, U+2028/2029 are
+escaped (no text can close it), drawn by the views' sanitising renderers; and the page's Content-Security-Policy
+lets run only its own boot script (by hash) and the ``blob:`` modules it makes, and load no URL, so even a
+sanitiser miss could neither run nor fetch anything. Custom renderers (:func:`~.widgets.register_renderer`) are
+kernel code, not exported: their roles are drawn by the default renderer.
+
+An existing file at the path is replaced, as Pi's ``/export`` does; every export is written to a temporary file
+beside it and renamed into place, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anywidget
+
+from ..agent_core import Agent, as_agent_message
+from ..ai import AssistantMessage
+from ..coding_agent.session import SessionEntry, SessionFile
+from .inspector import InspectorWidget
+from .kernel import NotebookSession
+from .render import messages_mimebundle
+from .widgets import STATIC, messages_of, show
+
+__all__ = ["EXPORT_FORMATS", "ExportError", "export_html", "export_jsonl", "export_markdown", "export_session"]
+
+EXPORT_FORMATS = (".html", ".jsonl", ".md")
+"""The extensions :func:`export_session` knows."""
+
+BUNDLES = {"static_model": "static_model.js", "transcript": "transcript.js", "inspector": "inspector.js"}
+"""The ES modules the page loads (name → file in ``static/``)."""
+
+_JSON_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+
+
+class ExportError(ValueError):
+    """An export that cannot be made (unknown format, no bundles, nothing to write a session file from)."""
+
+
+# --- writing -------------------------------------------------------------------------------------------------
+
+
+def _write_atomically(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` for a new file beside ``path``, then rename it to ``path`` (replacing a file there).
+    On any failure the temporary file is removed and ``path`` is untouched."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"no folder {path.parent}")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_text(tmp: Path, text: str) -> None:
+    # O_EXCL: never follow or reuse a file already there; mode 0o666 less the umask, as a plain open() gives.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(text.encode("utf-8"))
+
+
+# --- what the session is ------------------------------------------------------------------------------------
+
+
+def _file_of(source: Any) -> SessionFile | None:
+    if isinstance(source, NotebookSession):
+        return source.file
+    return source if isinstance(source, SessionFile) else None
+
+
+def _agent_of(source: Any) -> Agent | None:
+    if isinstance(source, NotebookSession):
+        return source.agent
+    return source if isinstance(source, Agent) else None
+
+
+def _about(source: Any, messages: list[Any]) -> dict[str, Any]:
+    """What the page's header says, as Pi's export does: the session, its models, counts, tokens and cost."""
+    file, agent = _file_of(source), _agent_of(source)
+    header = file.header if file is not None else None
+    roles = Counter(m.role for m in messages)
+    models: dict[str, None] = {}
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost, calls = 0.0, 0
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            models[f"{m.provider}/{m.model}" if m.provider else m.model] = None
+            u = m.usage
+            for key, value in (("input", u.input), ("output", u.output), ("cacheRead", u.cache_read),
+                               ("cacheWrite", u.cache_write)):  # fmt: skip
+                tokens[key] += int(value or 0)
+            cost += float(u.cost.total or 0)
+            calls += sum(1 for block in m.content if getattr(block, "type", None) == "toolCall")
+    tools = [tool.to_tool() for tool in agent.state.tools] if agent is not None else []
+    return {
+        "id": header.id if header is not None else None,
+        "name": file.session_name if file is not None else None,
+        "timestamp": header.timestamp if header is not None else None,
+        "cwd": header.cwd if header is not None else None,
+        "file": str(file.path) if file is not None else None,
+        "messages": dict(roles),
+        "models": list(models),
+        "toolCalls": calls,
+        "tokens": tokens,
+        "cost": cost,
+        "systemPrompt": agent.state.system_prompt if agent is not None else "",
+        "tools": [{"name": t.name, "description": t.description} for t in tools],
+    }
+
+
+def _typed(source: Any) -> list[Any]:
+    return [as_agent_message(m) for m in messages_of(source)]
+
+
+# --- HTML ---------------------------------------------------------------------------------------------------
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON that is safe inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028,
+    U+2029 (and lone surrogates, which UTF-8 cannot hold) as ``\\uXXXX`` escapes, which only occur in strings."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _bundle(name: str) -> str:
+    path = STATIC / name
+    if not path.is_file():
+        raise ExportError(f"the widget bundle {name} is not built ({path}); run: cd widgets && npm run build")
+    return path.read_text("utf-8")
+
+
+def _widget_state(widget: Any) -> dict[str, Any]:
+    """The synced traits of the view (not ipywidgets' layout, module names, nor the bundled code)."""
+    base = set(anywidget.AnyWidget.class_trait_names(sync=True))
+    return {k: v for k, v in widget.get_state().items() if not k.startswith("_") and k not in base}
+
+
+def page_state(source: Any, *, title: str | None = None) -> dict[str, Any]:
+    """The data of an export page: the transcript's and the inspector's widget state (the inspector's request
+    bodies for every provider it offers, so its switch works without a kernel) and the header's facts."""
+    transcript = show(source, title=title)
+    try:
+        transcript_state = {**_widget_state(transcript), "renderers": {}, "streaming": None}
+    finally:
+        transcript.close()
+    inspector = InspectorWidget(source)
+    try:
+        if inspector.busy:  # a long history in a live notebook leaves work for after the cell: do it all now
+            inspector.refresh()
+        inspector_state = _widget_state(inspector)
+    finally:
+        inspector.close()
+    return {"transcript": transcript_state, "inspector": inspector_state, "about": _about(source, _typed(source))}
+
+
+_BOOT = """
+const read = (id) => JSON.parse(document.getElementById(id).textContent);
+const code = read("pi-export-code");
+const state = read("pi-export-state");
+const load = async (name) => {
+  const url = URL.createObjectURL(new Blob([code[name]], { type: "text/javascript" }));
+  try {
+    return await import(url);
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+};
+const fail = (el, text) => {
+  const p = document.createElement("p");
+  p.className = "pi-export-error";
+  p.textContent = text;
+  el.replaceChildren(p);
+};
+try {
+  const [{ staticModel }, transcript, inspector] = await Promise.all(
+    ["static_model", "transcript", "inspector"].map(load),
+  );
+  for (const [name, view] of [["transcript", transcript], ["inspector", inspector]]) {
+    const el = document.getElementById(`pi-${name}`);
+    try {
+      const model = staticModel(state[name]);
+      await view.default.initialize?.({ model });
+      await view.default.render({ model, el });
+    } catch (e) {
+      fail(el, `The ${name} could not be drawn: ${e}`);
+    }
+  }
+} catch (e) {
+  fail(document.getElementById("pi-transcript"), `The views could not be loaded: ${e}`);
+}
+document.body.dataset.ready = "true";
+"""
+
+_PAGE_CSS = """
+:root { color-scheme: light dark; }
+body { margin: 0 auto; max-width: 1180px; padding: 16px 24px 48px; font: 14px/1.45 system-ui, sans-serif; }
+.pi-export-head h1 { font-size: 1.35em; margin: 0.2em 0 0.4em; overflow-wrap: anywhere; }
+.pi-export-head dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0 0 0.6em; }
+.pi-export-head dt { opacity: 0.7; }
+.pi-export-head dd { margin: 0; overflow-wrap: anywhere; }
+.pi-export-head pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0.4em 0; }
+.pi-export-head details { margin: 0.3em 0; }
+.pi-export-nav { display: flex; gap: 16px; margin: 0.8em 0; }
+.pi-export-section h2 { font-size: 1.15em; margin: 1.2em 0 0.5em; }
+.pi-export-error { color: #b3261e; font-weight: 600; }
+"""
+
+
+def _csp() -> str:
+    digest = base64.b64encode(hashlib.sha256(_BOOT.encode("utf-8")).digest()).decode("ascii")
+    return (
+        f"default-src 'none'; script-src 'sha256-{digest}' blob:; style-src 'unsafe-inline'; img-src data: blob:; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def _fmt_tokens(n: int) -> str:
+    return f"{n / 1_000_000:.1f}M" if n >= 1_000_000 else f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _date(timestamp: str | None) -> str:
+    if not timestamp:
+        return "unknown"
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return timestamp
+
+
+def _header_html(about: dict[str, Any], title: str) -> str:
+    """The page's header, escaped: Pi's export header (session, date, models, messages, tool calls, tokens,
+    cost), then the working directory, the system prompt and the tools when known."""
+    e = html.escape
+    counts = ", ".join(f"{n} {role}" for role, n in about["messages"].items()) or "0"
+    tokens = about["tokens"]
+    token_text = " ".join(
+        f"{mark}{_fmt_tokens(tokens[key])}"
+        for mark, key in (("↑", "input"), ("↓", "output"), ("R", "cacheRead"), ("W", "cacheWrite"))
+        if tokens[key]
+    )  # fmt: skip
+    rows = [
+        ("Date", _date(about["timestamp"])),
+        ("Models", ", ".join(about["models"]) or "unknown"),
+        ("Messages", counts),
+        ("Tool calls", str(about["toolCalls"])),
+        ("Tokens", token_text or "0"),
+        ("Cost", f"${about['cost']:.3f}"),
+    ]
+    if about["cwd"]:
+        rows.append(("Directory", about["cwd"]))
+    if about["file"]:
+        rows.append(("Session file", about["file"]))
+    parts = [f"<h1>{e(title)}</h1>", "<dl>", *(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows), "</dl>"]
+    if about["systemPrompt"]:
+        parts.append(f"<details><summary>System prompt</summary><pre>{e(about['systemPrompt'])}</pre></details>")
+    if about["tools"]:
+        items = "".join(f"<li><b>{e(t['name'])}</b> — {e(t['description'])}</li>" for t in about["tools"])
+        parts.append(f"<details><summary>Tools ({len(about['tools'])})</summary><ul>{items}</ul></details>")
+    return "\n".join(parts)
+
+
+def _page_title(about: dict[str, Any], title: str | None) -> str:
+    if title:
+        return title
+    if about["name"]:
+        return f"Session: {about['name']}"
+    return f"Session: {about['id']}" if about["id"] else "Session"
+
+
+def html_page(source: Any, *, title: str | None = None) -> str:
+    """The export page of ``source`` (see :func:`export_html`), as a string."""
+    code = {name: _bundle(file) for name, file in BUNDLES.items()}
+    css = _bundle("pi_notebook.css")
+    if "</style" in css.lower():  # it would end the <style> element early
+        raise ExportError("pi_notebook.css contains '</style'; it cannot be inlined")
+    state = page_state(source, title=title)
+    about = state.pop("about")
+    heading = _page_title(about, title)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_csp()}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="pi_notebook">
+<title>{html.escape(heading)}</title>
+<style>{css}</style>
+<style>{_PAGE_CSS}</style>
+</head>
+<body>
+<header class="pi-export-head">
+{_header_html(about, heading)}
+</header>
+<nav class="pi-export-nav"><a href="#transcript">Transcript</a><a href="#inspector">Inspector</a></nav>
+<section class="pi-export-section" id="transcript"><h2>Transcript</h2><div id="pi-transcript"></div></section>
+<section class="pi-export-section" id="inspector"><h2>Inspector</h2><div id="pi-inspector"></div></section>
+<noscript><p class="pi-export-error">This page draws the session with JavaScript; it runs none of the
+session's content.</p></noscript>
+<script type="application/json" id="pi-export-state">{script_json(state)}</script>
+<script type="application/json" id="pi-export-code">{script_json(code)}</script>
+<script type="module">{_BOOT}</script>
+</body>
+</html>
+"""
+
+
+def export_html(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """Write one self-contained HTML page of a session (a notebook session, an Agent, a
+    :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages): its transcript and its
+    inspector, which opens offline, fetches nothing and runs none of the session's content. Replaces a file at
+    ``path``; returns the path written."""
+    text = html_page(session_or_messages, title=title)
+    return _write_atomically(path, lambda tmp: _write_text(tmp, text))
+
+
+# --- Markdown -----------------------------------------------------------------------------------------------
+
+
+def export_markdown(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """Write a readable Markdown transcript (the notebook's ``text/markdown`` rendering: links other than
+    http(s) and mailto defanged, raw HTML escaped). Replaces a file at ``path``; returns the path written."""
+    messages = _typed(session_or_messages)
+    about = _about(session_or_messages, messages)
+    text = messages_mimebundle(messages, title=_page_title(about, title))["text/markdown"] + "\n"
+    return _write_atomically(path, lambda tmp: _write_text(tmp, text))
+
+
+# --- Pi session file ----------------------------------------------------------------------------------------
+
+
+def _entry_json(entry: SessionEntry) -> dict[str, Any]:
+    """An entry's Pi JSON with its ids as this file's tree has them (a damaged file's clashing ids repaired)."""
+    return {**entry.to_pi_json(), "id": entry.id, "parentId": entry.parent_id}
+
+
+def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = False) -> Path:
+    """Write a Pi session file (v3) that Pi and ``%agent_session open`` open: a new header (a new id,
+    ``parentSession`` naming the source file) and the entries of the current branch, root to leaf, with the
+    labels of its entries (as Pi's fork writes them); ``tree``: every entry of the file, all branches (the copy
+    continues from its last entry, as any reopened file does). ``session``: a notebook session, a
+    :class:`~pi_notebook.coding_agent.session.SessionFile`, or AgentMessages (written as a new session).
+    Replaces a file at ``path``; returns the path written."""
+    file = _file_of(session)
+    if file is None:
+        messages = _typed(session)
+        if tree:
+            raise ExportError("a list of messages has no tree; export it without tree=True")
+
+        def write_messages(tmp: Path) -> None:
+            with SessionFile.create(tmp) as out:
+                for message in messages:
+                    out.append_message(message)
+
+        return _write_atomically(path, write_messages)
+    if file.header is None:
+        raise ExportError(f"{file.path} has no session header: there is no session to export")
+    entries = list(file.entries) if tree else file.get_branch()
+
+    def write(tmp: Path) -> None:
+        with SessionFile.create(tmp, file.cwd, parent_session=str(file.path)) as out:
+            out.import_entries(_entry_json(e) for e in entries)
+            if tree:
+                return
+            # Labels written off the branch still name its entries: carry them over, as Pi's fork does.
+            labelled = {e.target_id: e.label for e in entries if e.type == "label"}
+            for entry in entries:
+                label = file.get_label(entry.id) if entry.type != "label" else None
+                if label and labelled.get(entry.id) != label:
+                    out.append_label_change(entry.id, label)
+
+    return _write_atomically(path, write)
+
+
+# --- any format -----------------------------------------------------------------------------------------------
+
+
+def export_session(source: Any, path: str | os.PathLike[str], *, tree: bool = False, title: str | None = None) -> Path:
+    """Export ``source`` to ``path`` in the format its extension names: ``.html`` (:func:`export_html`),
+    ``.jsonl`` (:func:`export_jsonl`; ``tree``: all branches) or ``.md`` (:func:`export_markdown`)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in EXPORT_FORMATS:
+        known = ", ".join(EXPORT_FORMATS)
+        raise ExportError(f"cannot export to {suffix or 'a file without extension'!r}: use {known}")
+    if tree and suffix != ".jsonl":
+        raise ExportError("--tree is for a .jsonl session file (the page and the Markdown show the current branch)")
+    if suffix == ".html":
+        return export_html(source, path, title=title)
+    if suffix == ".md":
+        return export_markdown(source, path, title=title)
+    return export_jsonl(source, path, tree=tree)
