@@ -1,9 +1,11 @@
 """Build the widgets' JS/CSS during ``pip install`` (a hatch-jupyter-builder build function).
 
 ``pyproject.toml`` points ``[tool.hatch.build.hooks.jupyter-builder] build-function`` here. On every wheel,
-sdist or editable build it checks ``pi_notebook/notebook/static/``: when a bundle is missing or older than
-its sources it runs ``npm ci`` (only when ``node_modules`` is missing or older than ``package-lock.json``) and
-``npm run build`` in ``widgets/``; otherwise it does nothing, so a repeated ``pip install -e .`` stays fast.
+sdist or editable build it checks ``pi_notebook/notebook/static/`` (the widgets' bundles) and
+``pi_notebook/labextension/`` (the prebuilt JupyterLab extension that draws saved outputs, which the wheel
+installs to ``share/jupyter/labextensions/pi-notebook``): when a file is missing or older than its sources it runs
+``npm ci`` (only when ``node_modules`` is missing or older than ``package-lock.json``) and ``npm run build`` in
+``widgets/``; otherwise it does nothing, so a repeated ``pip install -e .`` stays fast.
 ``SKIP_JUPYTER_BUILDER=1`` (read by the hook itself) skips it entirely.
 """
 
@@ -18,7 +20,12 @@ from pathlib import Path
 WIDGETS = Path(__file__).resolve().parent
 ROOT = WIDGETS.parent
 STATIC = ROOT / "pi_notebook" / "notebook" / "static"
-TARGETS = ("transcript.js", "inspector.js", "static_model.js", "pi_notebook.css")
+LABEXTENSION = ROOT / "pi_notebook" / "labextension"
+TARGETS = (
+    *(STATIC / name for name in ("transcript.js", "inspector.js", "static_model.js", "pi_notebook.css")),
+    LABEXTENSION / "package.json",
+    LABEXTENSION / "static" / "style.js",
+)
 SOURCES = ("package.json", "package-lock.json", "build.mjs")
 
 log = logging.getLogger(__name__)
@@ -29,12 +36,11 @@ def _newest(paths: Iterable[Path]) -> float:
 
 
 def needs_build() -> bool:
-    """True when a bundle is missing, or a source under widgets/ is newer than the oldest bundle."""
-    targets = [STATIC / name for name in TARGETS]
-    if not all(t.is_file() for t in targets):
+    """True when a built file is missing, or a source under widgets/ is newer than the oldest built file."""
+    if not all(t.is_file() for t in TARGETS):
         return True
-    sources = [*(WIDGETS / "src").rglob("*"), *(WIDGETS / name for name in SOURCES)]
-    return _newest(sources) > min(t.stat().st_mtime for t in targets)
+    sources = [*(WIDGETS / "src").rglob("*"), *(WIDGETS / "labextension").rglob("*"), *(WIDGETS / n for n in SOURCES)]
+    return _newest(sources) > min(t.stat().st_mtime for t in TARGETS)
 
 
 def _run(cmd: list[str]) -> None:
@@ -58,6 +64,6 @@ def build(target_name: str, version: str, force: str | bool = False) -> None:
     if not installed.is_file() or installed.stat().st_mtime < (WIDGETS / "package-lock.json").stat().st_mtime:
         _run([npm, "ci", "--no-audit", "--no-fund"])
     _run([npm, "run", "build"])
-    missing = [name for name in TARGETS if not (STATIC / name).is_file()]
+    missing = [str(t.relative_to(ROOT)) for t in TARGETS if not t.is_file()]
     if missing:
-        raise RuntimeError(f"pi_notebook: `npm run build` did not produce {', '.join(missing)} in {STATIC}")
+        raise RuntimeError(f"pi_notebook: `npm run build` did not produce {', '.join(missing)}")

@@ -5,6 +5,7 @@
 // the rows near the viewport (virtual.js), and new rows are drawn without redrawing the others.
 import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.js";
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
+import { announceState } from "./snapshot.js";
 import { shortText } from "./summary.js";
 import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
 
@@ -565,7 +566,11 @@ function initialize({ model }) {
 /** anywidget entry point. Returns the cleanup function. */
 function render({ model, el }) {
   const view = new InspectorView(model, el);
-  return () => view.destroy();
+  const quiet = announceState(el, "inspector", model); // a saved output around the view keeps the latest state
+  return () => {
+    quiet();
+    view.destroy();
+  };
 }
 
 export default { initialize, render };

@@ -9,6 +9,7 @@ import { ansiToFragment } from "./ansi.js";
 import { contentBlocks, longOutput, normaliseContent } from "./content.js";
 import { badge, doc, fmtCost, fmtInt, fmtTime, h, idPart, jsonBlock, nextFrame, prettyJson } from "./dom.js";
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
+import { announceState } from "./snapshot.js";
 import { markdown } from "./markdown.js";
 import { getRenderer, registerRenderer } from "./registry.js";
 import { fallbackRenderer } from "./renderers/index.js";
@@ -572,7 +573,11 @@ function initialize({ model }) {
 /** anywidget entry point. Returns the cleanup function. */
 function render({ model, el }) {
   const view = new TranscriptView(model, el);
-  return () => view.destroy();
+  const quiet = announceState(el, "transcript", model); // a saved output around the view keeps the latest state
+  return () => {
+    quiet();
+    view.destroy();
+  };
 }
 
 export default { initialize, render };

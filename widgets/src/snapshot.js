@@ -1,0 +1,84 @@
+// The saved form of a view: the MIME types a notebook output holds for a transcript or an inspector, the state
+// they carry (the widget's synced traits as plain JSON, nothing else), and how a live view tells the output
+// around it that its state changed, so a notebook saved later holds the latest state without the kernel
+// sending the whole history again (pi_notebook/notebook/saved.py writes the same shapes).
+
+export const SAVED_VERSION = 1;
+
+export const KINDS = {
+  transcript: {
+    mime: "application/vnd.pi-notebook.transcript+json",
+    keys: ["messages", "visibility", "title", "show_hidden"],
+    defaults: { messages: [], visibility: [], title: "", show_hidden: false, streaming: null, renderers: {} },
+  },
+  inspector: {
+    mime: "application/vnd.pi-notebook.inspector+json",
+    keys: ["rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes"],
+    defaults: {
+      rows: [], requests: {}, provider: "", context_window: 0, total_tokens: 0, reported_usage: {}, model_name: "",
+      notes: [], busy: false,
+    },
+  },
+};
+
+/** The event a live view fires (bubbling) on its element when its state changed: `detail.snapshot()`. */
+export const STATE_EVENT = "pi-notebook-state";
+const QUIET_MS = 800;
+
+function isObject(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * The model state a view needs, from a saved output's data. Only the known keys are taken, with defaults for
+ * what is missing or malformed; nothing the data holds becomes code (custom renderers are never part of it).
+ */
+export function savedState(kind, data) {
+  const spec = KINDS[kind];
+  const state = { ...spec.defaults };
+  if (!isObject(data)) return state;
+  for (const key of spec.keys) {
+    const value = data[key];
+    const fallback = spec.defaults[key];
+    const ok = Array.isArray(fallback) ? Array.isArray(value)
+      : isObject(fallback) ? isObject(value)
+      : typeof value === typeof fallback;
+    if (ok) state[key] = value;
+  }
+  return state;
+}
+
+/** The saved form of a model's current state: `{version, ...keys}`, a deep copy. */
+export function snapshot(kind, model) {
+  const out = { version: SAVED_VERSION };
+  for (const key of KINDS[kind].keys) {
+    const value = model.get(key);
+    if (value !== undefined) out[key] = value;
+  }
+  return JSON.parse(JSON.stringify(out));
+}
+
+/**
+ * Fire STATE_EVENT on `el` once the model has been quiet for a moment after a change (not while a reply streams
+ * or the inspector still computes). The snapshot is made only if someone asks for it. Returns the function that
+ * stops.
+ */
+export function announceState(el, kind, model) {
+  let timer = null;
+  const fire = () => {
+    timer = null;
+    if (model.get("streaming") || model.get("busy") === true) return;
+    const detail = { kind, mime: KINDS[kind].mime, snapshot: () => snapshot(kind, model) };
+    el.dispatchEvent(new CustomEvent(STATE_EVENT, { bubbles: true, detail }));
+  };
+  const onChange = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(fire, QUIET_MS);
+  };
+  const events = [...KINDS[kind].keys, "streaming", "busy"].map((key) => `change:${key}`).join(" ");
+  model.on(events, onChange);
+  return () => {
+    if (timer !== null) clearTimeout(timer);
+    model.off(events, onChange);
+  };
+}
