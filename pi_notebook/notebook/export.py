@@ -77,6 +77,14 @@ def _write_atomically(path: str | os.PathLike[str], write: Callable[[Path], None
     return path
 
 
+def _not_the_source(source: Any, path: str | os.PathLike[str]) -> None:
+    """Refuse to replace the session's own file: its writer would go on appending to the replaced one, lost."""
+    file = _file_of(source)
+    target = Path(path).expanduser()
+    if file is not None and target.exists() and target.resolve() == file.path.resolve():
+        raise ExportError(f"{target} is the session's own file; export to another path")
+
+
 def _write_text(tmp: Path, text: str) -> None:
     # O_EXCL: never follow or reuse a file already there; mode 0o666 less the umask, as a plain open() gives.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -334,6 +342,7 @@ def export_html(session_or_messages: Any, path: str | os.PathLike[str], *, title
     :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages): its transcript and its
     inspector, which opens offline, fetches nothing and runs none of the session's content. Replaces a file at
     ``path``; returns the path written."""
+    _not_the_source(session_or_messages, path)
     text = html_page(session_or_messages, title=title)
     return _write_atomically(path, lambda tmp: _write_text(tmp, text))
 
@@ -344,6 +353,7 @@ def export_html(session_or_messages: Any, path: str | os.PathLike[str], *, title
 def export_markdown(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
     """Write a readable Markdown transcript (the notebook's ``text/markdown`` rendering: links other than
     http(s) and mailto defanged, raw HTML escaped). Replaces a file at ``path``; returns the path written."""
+    _not_the_source(session_or_messages, path)
     messages = _typed(session_or_messages)
     about = _about(session_or_messages, messages)
     text = messages_mimebundle(messages, title=_page_title(about, title))["text/markdown"] + "\n"
@@ -365,6 +375,7 @@ def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = Fal
     continues from its last entry, as any reopened file does). ``session``: a notebook session, a
     :class:`~pi_notebook.coding_agent.session.SessionFile`, or AgentMessages (written as a new session).
     Replaces a file at ``path``; returns the path written."""
+    _not_the_source(session, path)
     file = _file_of(session)
     if file is None:
         messages = _typed(session)

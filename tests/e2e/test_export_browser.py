@@ -43,10 +43,8 @@ def _chromium_present():
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with sync_playwright() as p:  # closes the browser on exit
+        yield p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
 class Opened:

@@ -214,6 +214,10 @@ def test_errors_are_one_line_and_leave_nothing_half_written(shell, capsys, tmp_p
         result, _ = run_export(shell, capsys, words)
         assert isinstance(result.error_in_exec, UsageError), words
         assert said in str(result.error_in_exec) and "\n" not in str(result.error_in_exec), words
+    own = shell.session.file.path
+    result, _ = run_export(shell, capsys, str(own))  # replacing it would lose what the session appends next
+    assert isinstance(result.error_in_exec, UsageError) and "the session's own file" in str(result.error_in_exec)
+    assert shell.cell("%bash echo still recorded").success and "still recorded" in own.read_text("utf-8")
     (tmp_path / "dir.html").mkdir()
     result, _ = run_export(shell, capsys, "dir.html")
     assert isinstance(result.error_in_exec, UsageError) and "is a folder" in str(result.error_in_exec)
