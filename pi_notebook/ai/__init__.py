@@ -1,41 +1,106 @@
 """Layer 1: what an LLM API understands. Knows nothing of agents or Jupyter."""
 
-from ._base import Number, PiModel, now_ms
-from .abort import AbortController, AbortSignal
-from .keys import MissingApiKeyError
-from .models import (
-    UnknownModelError,
-    calculate_cost,
-    default_model,
-    default_model_choice,
-    get_model,
-    list_models,
-    model_note,
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._base import Number, PiModel, now_ms
+    from .abort import AbortController, AbortSignal
+    from .keys import MissingApiKeyError
+    from .models import (
+        UnknownModelError,
+        calculate_cost,
+        default_model,
+        default_model_choice,
+        get_model,
+        list_models,
+        model_note,
+    )
+    from .options import StreamOptions
+    from .overflow import is_context_overflow
+    from .request import build_request, register_request_builder
+    from .retry import RetrySettings, is_retryable
+    from .stream import AssistantMessageStream, UnknownApiError, complete, register_provider, stream
+    from .types import (
+        AssistantMessage,
+        CacheRetention,
+        Context,
+        Cost,
+        ImageContent,
+        Message,
+        Model,
+        ModelCost,
+        StopReason,
+        TextContent,
+        ThinkingContent,
+        ThinkingLevel,
+        Tool,
+        ToolCall,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+    )
+
+# Each name is imported from its module on first use: %load_ext needs only a few of them (#12, P2).
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "._base": ["Number", "PiModel", "now_ms"],
+        ".abort": ["AbortController", "AbortSignal"],
+        ".keys": ["MissingApiKeyError"],
+        ".models": [
+            "UnknownModelError",
+            "calculate_cost",
+            "default_model",
+            "default_model_choice",
+            "get_model",
+            "list_models",
+            "model_note",
+        ],
+        ".options": ["StreamOptions"],
+        ".overflow": ["is_context_overflow"],
+        ".request": ["build_request", "register_request_builder"],
+        ".retry": ["RetrySettings", "is_retryable"],
+        ".stream": ["AssistantMessageStream", "UnknownApiError", "complete", "register_provider", "stream"],
+        ".types": [
+            "AssistantMessage",
+            "CacheRetention",
+            "Context",
+            "Cost",
+            "ImageContent",
+            "Message",
+            "Model",
+            "ModelCost",
+            "StopReason",
+            "TextContent",
+            "ThinkingContent",
+            "ThinkingLevel",
+            "Tool",
+            "ToolCall",
+            "ToolResultMessage",
+            "Usage",
+            "UserMessage",
+        ],
+    },
 )
-from .options import StreamOptions
-from .overflow import is_context_overflow
-from .request import build_request, register_request_builder
-from .retry import RetrySettings, is_retryable
-from .stream import AssistantMessageStream, UnknownApiError, complete, register_provider, stream
-from .types import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    Cost,
-    ImageContent,
-    Message,
-    Model,
-    ModelCost,
-    StopReason,
-    TextContent,
-    ThinkingContent,
-    ThinkingLevel,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+
+
+class _Package(ModuleType):
+    """``stream`` is both a function of this package and the name of its module ``.stream``: importing the
+    module (which binds it on the package) must not hide the function."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "stream" and isinstance(value, ModuleType):
+            value = value.stream
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "AbortController",

@@ -31,8 +31,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from decimal import Decimal
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
 __all__ = [
@@ -157,6 +156,8 @@ def _genai_providers() -> dict[str, Any]:
 
 def genai_prices_version() -> str | None:
     """The installed genai-prices version, or ``None`` without it."""
+    from importlib import metadata  # email, zipfile, csv: imported when asked, not with the catalogue
+
     try:
         return metadata.version("genai-prices")
     except metadata.PackageNotFoundError:
@@ -176,6 +177,8 @@ def _number(value: Any) -> int | float:
     if value is None:
         return 0
     base = getattr(value, "base", value)  # TieredPrices: the base tier
+    from decimal import Decimal
+
     number = float(Decimal(base))
     return int(number) if number.is_integer() else number
 

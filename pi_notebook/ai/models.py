@@ -25,12 +25,9 @@ and host), else the in-process local model.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import os
-import urllib.error
-import urllib.request
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
@@ -128,6 +125,8 @@ class UnknownModelError(LookupError, ValueError):
         """The unknown prefix, e.g. ``"antropic"``."""
         self.spec = spec
         """The whole spec that was asked for."""
+        import difflib  # only for a misspelt prefix
+
         self.suggestions = difflib.get_close_matches(provider, list(PREFIXES), n=3, cutoff=0.5)
         """The closest known prefixes, best first (possibly empty)."""
         hint = f" Did you mean {self.suggestions[0]}/...?" if self.suggestions else ""
@@ -364,6 +363,8 @@ def _ollama_host(host: str | None = None) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _ollama_tags(host: str) -> tuple[str, ...] | None:
+    import urllib.request  # http.client, email and ssl: only when a probe is made
+
     try:
         with urllib.request.urlopen(f"{host}/api/tags", timeout=OLLAMA_PROBE_TIMEOUT) as response:
             body = json.load(response)

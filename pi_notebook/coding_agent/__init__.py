@@ -9,8 +9,9 @@ branch summaries, overflow recovery, the built-in tools and the shell executor. 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..ai.lazy import lazy_exports
 
 # Eager: importing the package is what registers the four roles.
 from .messages import (
@@ -30,20 +31,9 @@ if TYPE_CHECKING:
     from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
 
 # Imported on first use (``%load_ext`` does not need the boundary trace).
-_LAZY = {"BoundaryTrace": ".trace", "TraceRow": ".trace", "atrace_boundary": ".trace", "trace_boundary": ".trace"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(
+    __name__, {".trace": ["BoundaryTrace", "TraceRow", "atrace_boundary", "trace_boundary"]}
+)
 
 
 __all__ = [

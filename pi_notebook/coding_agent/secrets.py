@@ -18,12 +18,14 @@ import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent_core import AgentTool, AgentToolResult
 from ..ai import TextContent
 from ..ai.keys import ENV_VARS
 from ..ai.redact import mark_occurrences, replace_marked, secret_forms
+
+if TYPE_CHECKING:  # the tool protocol (and asyncio) is not needed to mask a %bash output
+    from ..agent_core import AgentTool, AgentToolResult
 
 __all__ = [
     "MASKED",
@@ -175,6 +177,8 @@ def _file_contains(path: str | os.PathLike[str], forms: list[bytes]) -> bool:
 
 def mask_tool_result(result: AgentToolResult, masker: SecretMasker) -> tuple[AgentToolResult, bool]:
     """``result`` with its text blocks and ``details`` masked, and whether anything was."""
+    from ..agent_core import AgentToolResult
+
     content, masked = [], False
     for block in result.content:
         if isinstance(block, TextContent):

@@ -11,15 +11,17 @@ cell after an edited one, in "Run All") simply continues from the current leaf.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..coding_agent.branch_summary import BranchSummary, describe_branch
 from ..coding_agent.session import CustomEntry, SessionFile
 from ..coding_agent.session_context import entry_messages, nested_details
 
+if TYPE_CHECKING:
+    from ..coding_agent.branch_summary import BranchSummary
+
 CELL_ENTRY_TYPE = "pi_notebook.cell"
 
-Summarize = Callable[[Sequence[Any], dict[str, Any]], BranchSummary]
+Summarize = Callable[[Sequence[Any], dict[str, Any]], "BranchSummary"]
 """``summarize(abandoned_messages, nested_details)``: the branch summary; ``nested_details`` are the merged file
 lists of summaries inside the abandoned branch."""
 
@@ -59,7 +61,11 @@ class BranchPlanner:
             # As Pi: every message the branch holds (custom messages and earlier summaries too), and the file
             # lists of the summaries inside it.
             abandoned, details = entry_messages(path[cut:]), nested_details(path[cut:])
-            summary = (summarize or describe_branch)(abandoned, details)
+            if summarize is None:
+                from ..coding_agent.branch_summary import describe_branch  # only when a cell is re-run
+
+                summarize = describe_branch
+            summary = summarize(abandoned, details)
             self.file.branch_with_summary(previous.parent_id, summary.summary, details=summary.details)
             forked = True
         self.file.append_custom_entry(CELL_ENTRY_TYPE, {"cellId": cell_id})

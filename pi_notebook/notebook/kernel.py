@@ -13,17 +13,11 @@ import re
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent_core import Agent, convert_to_llm, prepare_llm_messages, to_pi_json
-from ..agent_core.loop_guard import LoopGuardSettings
-from ..ai import Model, default_model, get_model
+from ..agent_core import convert_to_llm, prepare_llm_messages, to_pi_json
+from ..ai import default_model, get_model
 from ..coding_agent import BashExecutionMessage, CustomMessage
-from ..coding_agent.branch_summary import BranchSummary, BranchSummaryError, describe_branch, summarize_branch
-from ..coding_agent.compaction import CompactionSettings, Compactor
-from ..coding_agent.context_fit import ContextFitter
-from ..coding_agent.recovery import run_with_recovery
-from ..coding_agent.secrets import mask_tool
 from ..coding_agent.session import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -33,22 +27,27 @@ from ..coding_agent.session import (
     SessionMessageEntry,
     SessionWarning,
 )
-from ..coding_agent.tools import TOOL_FACTORIES
-from ..coding_agent.tools.path_choices import with_path_choices
-from .bash import run_user_bash
 from .branching import BranchPlanner
 from .config import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, LOCAL_SYSTEM_PROMPT, LOCAL_TOOLS, PiNotebook, parse_tools
 from .pi_layout import publish_when_ready
 from .recording import SessionWriter
-from .runner import run_blocking
 from .session_paths import fallback_folder, last_session_path, open_or_create, remember_session, session_path_for
+
+if TYPE_CHECKING:  # the run's modules (the loop, compaction, tools, asyncio) load at the first run, not with %load_ext
+    from ..agent_core import Agent
+    from ..ai import Model
+    from ..coding_agent.branch_summary import BranchSummary
+    from ..coding_agent.compaction import Compactor
+    from ..coding_agent.context_fit import ContextFitter
 
 NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
 RUN_STOPPED = "pi_notebook.run_stopped"
 """``customType`` of the notice recorded when the loop stopped a run before the model answered."""
 
-SMALL_MODEL_GUARD = LoopGuardSettings(min_repeats=3, min_repeated_chars=120)
+SMALL_MODEL_GUARD = {"min_repeats": 3, "min_repeated_chars": 120}
+"""The loop guard's settings for a small model (``LoopGuardSettings``): a tail repeated 3 times over 120
+characters is already degenerate in its short answers."""
 
 
 class CompactionNotice:
@@ -78,8 +77,9 @@ class NotebookSession:
         self.cwd = cwd or os.getcwd()
         self.note = note
         self.load_warnings: list[str] = []  # what loading the file found damaged, shown once by %load_ext
-        self.agent = Agent(None, system_prompt=config.system_prompt)
-        self.agent.subscribe(self._on_event)
+        self._agent: Agent | None = None  # made on first use (`agent`): loading a session does not need it
+        self._history: list[Any] = []  # the history until then
+        self._agent_lock = threading.Lock()
         self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
         self.writer = SessionWriter(file, self._written)
         self._running = False  # a run is streaming: what is recorded now joins the history after it (Pi's rule)
@@ -105,13 +105,39 @@ class NotebookSession:
             listener()
 
     @property
+    def agent(self) -> Agent:
+        """The session's :class:`~pi_notebook.agent_core.Agent`, holding the history; made on first use."""
+        if self._agent is None:
+            with self._agent_lock:
+                if self._agent is None:
+                    from ..agent_core import Agent  # the loop, events and asyncio: not needed to load a session
+
+                    agent = Agent(None, system_prompt=self.config.system_prompt)
+                    agent.replace_messages(self._history)
+                    agent.subscribe(self._on_event)
+                    self._agent = agent
+        return self._agent
+
+    @property
+    def is_streaming(self) -> bool:
+        """Whether the agent is answering now."""
+        return self._agent is not None and self._agent.is_streaming
+
+    @property
     def messages(self) -> list[Any]:
         """The AgentMessages of the current branch, as typed objects."""
-        return self.agent.state.messages
+        return self._history if self._agent is None else self._agent.state.messages
+
+    def _append(self, message: Any) -> None:
+        if self._agent is None:
+            self._history.append(message)
+        else:
+            self._agent.append_message(message)
 
     def llm_messages(self) -> list[Any]:
         """What the LLM would be sent now: the history after transform_context → convert_to_llm."""
-        return prepare_llm_messages(self.messages, None, self.agent.convert_to_llm or convert_to_llm)
+        custom = self._agent.convert_to_llm if self._agent is not None else None
+        return prepare_llm_messages(self.messages, None, custom or convert_to_llm)
 
     def reload(self) -> None:
         """Rebuild the agent's history from the session file at its leaf."""
@@ -120,7 +146,10 @@ class NotebookSession:
             self._entry_ids = {
                 id(m): entry_id for m, entry_id in zip(context.messages, context.entry_ids, strict=False)
             }
-            self.agent.replace_messages(context.messages)
+            if self._agent is None:
+                self._history = list(context.messages)
+            else:
+                self._agent.replace_messages(context.messages)
             self._context_model = context.model
             self._context_thinking = context.thinking_level
         self._changed()
@@ -131,12 +160,12 @@ class NotebookSession:
         its result stay together), and waits in a journal meanwhile, so a crash does not lose it. A message the
         file refuses stays in memory (:meth:`check_saved` says so)."""
         with self.writer.lock:
-            if self._running or self.agent.is_streaming:
+            if self._running or self.is_streaming:
                 self.writer.defer(message)
                 return
             self._release_deferred()
             self.writer.write(message)
-            self.agent.append_message(message)
+            self._append(message)
         self._changed()
 
     def check_saved(self) -> None:
@@ -147,13 +176,13 @@ class NotebookSession:
         """Messages recorded during the run that just ended: into the file and the history, in their order."""
         with self.writer.lock:
             for message in self.writer.release():
-                self.agent.append_message(message)
+                self._append(message)
 
     def _recover(self) -> None:
         """Commands a crashed kernel recorded during a run and never wrote: into the history now."""
         recovered = self.writer.recover()
         for message in recovered:
-            self.agent.append_message(message)
+            self._append(message)
         if recovered:
             n = len(recovered)
             self.note = (
@@ -256,6 +285,13 @@ class NotebookSession:
         """Configure the agent for one ``%%agent`` run and record what changed (model, thinking level, the
         branch a re-run cell starts from). ``prompt`` (the cell's text) lets a small model's tools reach the
         paths it names at any depth."""
+        from ..agent_core.loop_guard import LoopGuardSettings
+        from ..coding_agent.compaction import CompactionSettings, Compactor
+        from ..coding_agent.context_fit import ContextFitter
+        from ..coding_agent.secrets import mask_tool
+        from ..coding_agent.tools import TOOL_FACTORIES
+        from ..coding_agent.tools.path_choices import with_path_choices
+
         self._release_deferred()
         if self.branches.start_cell(cell_id, self._branch_summarizer(model)):
             self.reload()
@@ -292,7 +328,7 @@ class NotebookSession:
             self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized, latest_only=small)
             self.agent.transform_context = self.fitter
         # A small model's answers are short: a tail repeated 3 times over 120 characters is already degenerate.
-        self.agent.loop_guard = SMALL_MODEL_GUARD if small else True
+        self.agent.loop_guard = LoopGuardSettings(**SMALL_MODEL_GUARD) if small else True
         self.agent.set_model(model)
         self.agent.stream_options["session_id"] = self.file.session_id  # prompt caching per session, as Pi does
         if system_prompt is None:
@@ -309,6 +345,9 @@ class NotebookSession:
     def _branch_summarizer(self, model: Model) -> Any:
         """Pi's model-written branch summary when ``branch_summary_model`` is set (``same`` = the run's model);
         otherwise ``None``: a summary written without a model. A failing model falls back to the latter."""
+        from ..coding_agent.branch_summary import BranchSummaryError, describe_branch, summarize_branch
+        from .runner import run_blocking
+
         spec = self.config.branch_summary_model
         if not spec:
             return None
@@ -338,6 +377,8 @@ class NotebookSession:
         cut reply) and why — after a loop-guard stop, that it should not repeat the same call.
         """
         from ..agent_core.events import MessageEndEvent
+        from ..coding_agent.recovery import run_with_recovery
+        from .runner import run_blocking
 
         start = len(self.messages)
 
@@ -395,6 +436,8 @@ class NotebookSession:
     ) -> tuple[BashExecutionMessage, bool]:
         """Run a user shell command and record it; return (message, interrupted)."""
         from ..ai import AbortController
+        from .bash import run_user_bash
+        from .runner import run_blocking
 
         controller = AbortController()
 

@@ -38,7 +38,7 @@ def publish_when_ready(session: Any) -> None:
     of the history (the first reply ends a run, which reports a change)."""
 
     def check() -> None:
-        if session.agent.is_streaming or not is_draft(session.file.path):
+        if session.is_streaming or not is_draft(session.file.path):
             return
         published = publish_draft(session.file)
         if published is not None:

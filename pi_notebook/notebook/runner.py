@@ -8,13 +8,15 @@ to display (display calls must happen on the main thread to reach the right cell
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -26,6 +28,8 @@ class BackgroundLoop:
     """An asyncio event loop on a daemon thread."""
 
     def __init__(self) -> None:
+        import asyncio  # with its subprocess and SSL machinery: at the first run, not at %load_ext
+
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="pi-notebook-loop", daemon=True)
         self._thread.start()
@@ -36,6 +40,8 @@ class BackgroundLoop:
 
     def submit(self, coro: Awaitable[T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop; the returned future is thread-safe."""
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
 
     def close(self) -> None:

@@ -9,14 +9,14 @@ fails by raising; the agent loop turns the message into an error result for the 
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ...agent_core import AgentTool
+from ...ai.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ...agent_core import AgentTool
     from .bash import create_bash_tool
     from .edit import create_edit_tool
     from .errors import ToolError
@@ -27,35 +27,24 @@ if TYPE_CHECKING:
     from .shell import ShellResult, run_shell
     from .write import create_write_tool
 
-ToolFactory = Callable[[str | os.PathLike[str]], AgentTool]
+ToolFactory = Callable[[str | os.PathLike[str]], "AgentTool"]
 
 # Each tool's module is imported when the tool is first made (or its name first read from this package), so
 # that importing the package (``%load_ext`` does, through ``%bash``'s run_shell) imports only what it uses.
-_LAZY = {
-    "create_read_tool": ".read",
-    "create_bash_tool": ".bash",
-    "create_edit_tool": ".edit",
-    "create_write_tool": ".write",
-    "create_grep_tool": ".grep",
-    "create_find_tool": ".find",
-    "create_ls_tool": ".ls",
-    "ShellResult": ".shell",
-    "run_shell": ".shell",
-    "ToolError": ".errors",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".read": ["create_read_tool"],
+        ".bash": ["create_bash_tool"],
+        ".edit": ["create_edit_tool"],
+        ".write": ["create_write_tool"],
+        ".grep": ["create_grep_tool"],
+        ".find": ["create_find_tool"],
+        ".ls": ["create_ls_tool"],
+        ".shell": ["ShellResult", "run_shell"],
+        ".errors": ["ToolError"],
+    },
+)
 
 
 def _factory(name: str) -> ToolFactory:
