@@ -3,8 +3,8 @@
 :func:`inspect` traces the history through the agent's ``transform_context`` and ``convert_to_llm``
 (:func:`~pi_notebook.coding_agent.trace.trace_boundary`) and builds, with :func:`~pi_notebook.ai.request.build_request`,
 the body each provider would be sent: the session's model, plus an Anthropic and an OpenAI catalogue model
-for comparison. Like the transcript it is a thin view over JSON traits; its ``text/html`` fallback is a
-two-column table readable without the widget front end.
+for comparison. Like the transcript it is a thin view over JSON traits; its display also carries its saved form
+(:mod:`~pi_notebook.notebook.saved`), which a saved notebook shows without a kernel.
 
 Given a notebook session it refreshes whenever the session changes (after each magic, ``%bash`` included); given
 an Agent, after every agent run (``agent_end``).
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import html
 import inspect as _inspect
 import json
 import os
@@ -51,7 +50,7 @@ from ..coding_agent.session import SessionFile
 from ..coding_agent.trace import trace_boundary
 from .config import parse_tools
 from .kernel import NotebookSession
-from .render import message_text
+from .saved import INSPECTOR_KEYS, inspector_bundle
 from .widgets import (
     FALLBACK_CSS,
     LiveWidget,
@@ -653,40 +652,14 @@ class InspectorWidget(LiveWidget):
     # --- display ----------------------------------------------------------------------------------------
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-        """The widget view plus a stable ``text/plain`` summary and an escaped two-column ``text/html``."""
+        """The widget view, its saved form (:func:`~pi_notebook.notebook.saved.inspector_bundle`: the state as JSON,
+        which the JupyterLab extension draws when the page has no model for the view, and an escaped two-column
+        ``text/html``) and a stable ``text/plain`` summary."""
         result = super()._repr_mimebundle_(**kwargs)
         data, metadata = result if isinstance(result, tuple) else (result or {}, {})
-        data = {**data, "text/plain": repr(self), "text/html": self._fallback_html()}
+        state = {key: getattr(self, key) for key in INSPECTOR_KEYS}
+        data = {**data, **inspector_bundle(state, self._summary()), "text/plain": repr(self)}
         return filter_bundle(data, include, exclude), metadata
-
-    def _fallback_html(self) -> str:
-        head = html.escape(self._summary())
-        lines = [f'<div class="pi-fallback pi-inspector-fallback"><p>{head}</p>']
-        lines += [f"<p><i>{html.escape(note)}</i></p>" for note in self.notes]
-        lines.append("<table><thead><tr><th>#</th><th>AgentMessage</th><th>What the LLM got</th></tr></thead><tbody>")
-        for row in self.rows:
-            agent = message_text(row["agent"]) if row.get("agent") else "(added by transform_context)"
-            if row["status"] in ("translated", "injected"):
-                got = row["produced_text"]
-            elif row["status"] == "passed":
-                got = "(the same message)"
-            else:
-                got = "(nothing)"
-            status = f"{row['status']}: {row['reason']} (~{row['tokens']} tokens)"
-            index = "+" if row["index"] is None else str(row["index"])
-            lines.append(
-                f"<tr><td>{html.escape(index)}</td>"
-                f'<td><pre style="white-space: pre-wrap">{html.escape(agent)}</pre></td>'
-                f'<td><b>{html.escape(status)}</b><pre style="white-space: pre-wrap">{html.escape(got)}</pre></td></tr>'
-            )
-        lines.append("</tbody></table>")
-        body = self.requests.get(self.provider)
-        if body is not None:
-            text = json.dumps(body, indent=2, ensure_ascii=False)
-            pre = f'<pre style="white-space: pre-wrap">{html.escape(text)}</pre>'
-            lines.append(f"<details><summary>Request body: {html.escape(self.provider)}</summary>{pre}</details>")
-        lines.append("</div>")
-        return "\n".join(lines)
 
     def _summary(self) -> str:
         n = sum(1 for row in self.rows if row["index"] is not None)

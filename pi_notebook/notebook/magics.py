@@ -66,8 +66,7 @@ def _has_frontend(shell: Any) -> bool:
 class _RunView:
     """What one magic shows: a transcript widget updated live (throttled) in Jupyter, or the final text
     elsewhere. It shows only what this cell recorded, never the whole history. When the cell ends the widget is
-    released (:meth:`~pi_notebook.notebook.widgets.LiveWidget.release`): the page keeps the final display,
-    the kernel keeps no widget per finished cell."""
+    replaced by its saved form and closed: neither the page nor the kernel keeps a widget per finished cell."""
 
     def __init__(self, shell: Any, *, quiet: bool = False):
         from .widgets import TranscriptWidget  # anywidget and ipywidgets load at the first display
@@ -117,16 +116,14 @@ class _RunView:
     def finish(self, messages: list[Any] | None = None) -> None:
         final = self.done if messages is None else messages
         if self.live:
-            self.widget.finish(final)
-            # Show it again in place of the live view, so the text/plain, markdown and html fallbacks saved with
-            # the notebook are the final ones (a plain display, which nbval and every front end understand).
+            # The live view gives way to the saved form (pi_notebook.notebook.saved): the transcript's JSON, which
+            # the JupyterLab extension draws without a kernel, and text/html and text/plain for everything else.
+            # No widget view stays, so the saved notebook holds no widget state and no copy of the widget code.
             clear_output(wait=True)
-            display(self.widget)
-        else:
-            self.widget.set_messages(final)
-            self.widget.set_streaming(None)
-            display(self.widget)
-        self.widget.release()  # shown for good: the page keeps it, the kernel need not
+        display(self.widget.saved_bundle(final, full_text=not self.live), raw=True)
+        layout = self.widget.layout
+        self.widget.close()  # the page drops its models too: nothing of them is saved, nothing stays in the kernel
+        layout.close()
 
 
 @magics_class

@@ -1,10 +1,10 @@
 """The transcript widget: a thin anywidget view over the Pi JSON of AgentMessages.
 
-Everything the view needs is synced as JSON traits, so a saved notebook re-renders without a kernel; the
-front end (``widgets/`` → ``static/transcript.js``) draws each message with the renderer registered for its
-role. Next to the widget view every display carries ``text/plain`` and ``text/markdown`` (from
-:mod:`pi_notebook.notebook.render`) and an escaped ``text/html`` fallback, so GitHub, nbconvert and front ends
-without widget support still show a readable transcript.
+Everything the view needs is synced as JSON traits; the front end (``widgets/`` → ``static/transcript.js``)
+draws each message with the renderer registered for its role. Next to the widget view every display carries its
+saved form (:mod:`pi_notebook.notebook.saved`: the state as JSON, which the JupyterLab extension draws without a
+kernel, an escaped ``text/html`` and ``text/plain``), so a saved notebook, GitHub, nbconvert and front ends
+without widget support still show the transcript. A finished cell shows only the saved form.
 
 Live updates are throttled: :meth:`TranscriptWidget.update` may be called for every token, but at most one
 comm update goes out per ``min_interval`` (1/30 s); :meth:`TranscriptWidget.flush` and
@@ -16,7 +16,6 @@ the front end applies to its model, so a long reply costs the same per update at
 
 from __future__ import annotations
 
-import html
 import os
 import threading
 import time
@@ -33,7 +32,7 @@ from ..agent_core import Agent, as_agent_message, to_pi_json
 from ..agent_core import visibility as _visibility
 from ..coding_agent.session import SessionFile
 from .kernel import NotebookSession
-from .render import message_text, messages_mimebundle
+from .saved import transcript_bundle
 
 __all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show"]
 
@@ -216,22 +215,6 @@ class LiveWidget(anywidget.AnyWidget):
         """Only the widget-view entry of a display."""
         data, _ = self._widget_bundle()
         return {k: v for k, v in data.items() if k == "application/vnd.jupyter.widget-view+json"}
-
-
-def fallback_html(title: str, sections: Iterable[tuple[str, str, bool]], css_class: str) -> str:
-    """Static HTML of ``(label, text, hidden)`` sections: everything escaped, no scripts, no styles beyond
-    wrapping, so it is safe wherever a notebook is rendered. Hidden sections are collapsed."""
-    parts = [f'<div class="pi-fallback {css_class}">']
-    if title:
-        parts.append(f"<h4>{html.escape(title)}</h4>")
-    for label, text, hidden in sections:
-        pre = f'<pre style="white-space: pre-wrap">{html.escape(text)}</pre>'
-        if hidden:
-            parts.append(f"<details><summary>{html.escape(label)}</summary>{pre}</details>")
-        else:
-            parts.append(f"<div><b>{html.escape(label)}</b>{pre}</div>" if label else f"<div>{pre}</div>")
-    parts.append("</div>")
-    return "\n".join(parts)
 
 
 def filter_bundle(data: dict[str, Any], include: Any, exclude: Any) -> dict[str, Any]:
@@ -506,25 +489,23 @@ class TranscriptWidget(LiveWidget):
         ends (so tools that compare outputs, like nbval, see only the final one)."""
         return self._widget_view()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-        """The widget view plus ``text/plain``, ``text/markdown`` and an escaped ``text/html`` fallback."""
-        data, metadata = self._widget_bundle()
-        title = self.title or None
-        data.update(messages_mimebundle(self.messages, title=title, streaming=self.streaming))
-        data["text/html"] = self._fallback_html()
-        return filter_bundle(data, include, exclude), metadata
+    def saved_bundle(self, messages: Iterable[Any] | None = None, *, full_text: bool = False) -> dict[str, Any]:
+        """The static display (:mod:`~pi_notebook.notebook.saved`: the transcript's JSON, ``text/html`` and
+        ``text/plain``, no widget) of what is shown now, or of ``messages`` (nothing is sent to the view for
+        them); ``full_text``: every message in ``text/plain``, else a summary. A finished cell shows it."""
+        if messages is None:
+            data, levels = list(self.messages), list(self.visibility)
+        else:
+            with self._lock:
+                data, levels = self._convert(list(messages))
+        return transcript_bundle(data, levels, self.title, self.show_hidden, full_text=full_text)
 
-    def _fallback_html(self) -> str:
-        sections = []
-        for message, level in zip(self.messages, self.visibility, strict=False):
-            hidden = level in ("llm", "none") and not self.show_hidden
-            label = f"{message.get('role', '?')} (hidden in the UI)" if hidden else ""
-            sections.append((label, message_text(message), hidden))
-        if self.streaming is not None:
-            sections.append(("", message_text(self.streaming, streaming=True), False))
-        if not sections:
-            sections.append(("", "(no messages)", False))
-        return fallback_html(self.title, sections, "pi-transcript-fallback")
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+        """The widget view plus its saved form (:meth:`saved_bundle`, every message in ``text/plain``), which the
+        JupyterLab extension draws when the page has no model for the view (a saved notebook without a kernel)."""
+        data, metadata = self._widget_bundle()
+        data.update(self.saved_bundle(full_text=True))
+        return filter_bundle(data, include, exclude), metadata
 
     def __repr__(self) -> str:
         n = len(self.messages)

@@ -14,6 +14,7 @@ from pi_notebook.ai import TextContent, UserMessage, faux
 from pi_notebook.coding_agent.session import SessionFile
 from pi_notebook.notebook import widgets
 from pi_notebook.notebook.render import messages_mimebundle
+from pi_notebook.notebook.saved import TRANSCRIPT_MIME
 from pi_notebook.notebook.widgets import TranscriptWidget, register_renderer, show
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -87,31 +88,34 @@ def test_repr_is_stable_and_has_no_address():
     assert repr(w) == "<TranscriptWidget: 1 message, streaming>" and "0x" not in repr(w)
 
 
-def test_mimebundle_has_the_view_and_all_fallbacks():
+def test_mimebundle_has_the_view_and_its_saved_form():
     messages = [*sample(), user("<script>alert('x')</script> & <b>bold</b>")]
     w = show(messages, title="T <i>")
     data, _ = w._repr_mimebundle_()
-    assert {WIDGET_MIME, "text/plain", "text/markdown", "text/html"} <= set(data)
+    assert set(data) == {WIDGET_MIME, TRANSCRIPT_MIME, "text/plain", "text/html"}  # no markdown: html is safer
+    saved = data[TRANSCRIPT_MIME]
+    assert [json.loads(m) for m in saved["messages"]] == [to_pi_json(m) for m in messages]  # each message once
+    assert saved["title"] == "T <i>" and saved["visibility"] == {"2": "ui", "3": "llm"}  # not both
     expected = messages_mimebundle([to_pi_json(m) for m in messages], title="T <i>")
-    assert data["text/plain"] == expected["text/plain"] and data["text/markdown"] == expected["text/markdown"]
+    assert data["text/plain"] == expected["text/plain"]  # every message, as text
     page = data["text/html"]
-    assert "<script" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "<script" not in page and "&lt;script&gt;alert('x')&lt;/script&gt;" in page
     assert "<b>bold</b>" not in page and "&lt;i&gt;" in page
     # the hidden custom message is collapsed unless show_hidden
-    assert "<details><summary>custom (hidden in the UI)</summary>" in page
+    assert "<details class=h><summary>[custom: ext]" in page
     w.show_hidden = True
-    assert "<details>" not in w._repr_mimebundle_()[0]["text/html"]
+    assert "<details" not in w._repr_mimebundle_()[0]["text/html"]
     only, _ = w._repr_mimebundle_(include=["text/plain"])
     assert set(only) == {"text/plain"}
     assert "text/html" not in w._repr_mimebundle_(exclude=["text/html"])[0]
 
 
-def test_streaming_message_is_shown_in_state_and_fallbacks():
+def test_a_streaming_message_is_live_only():
     w = show([user("hi")])
     w.set_streaming(faux.message("typing <now>"))
     assert w.streaming["role"] == "assistant" and w.streaming["content"][0]["text"] == "typing <now>"
     data, _ = w._repr_mimebundle_()
-    assert "streaming…" in data["text/markdown"] and "typing &lt;now&gt;" in data["text/html"]
+    assert len(data[TRANSCRIPT_MIME]["messages"]) == 1 and "typing" not in data["text/html"]  # saved: finished ones
     w.set_streaming(None)
     assert w.streaming is None
 

@@ -37,6 +37,7 @@ export function savedState(kind, data) {
   const spec = KINDS[kind];
   const state = { ...spec.defaults };
   if (!isObject(data)) return state;
+  if (kind === "transcript") data = unpackTranscript(data);
   for (const key of spec.keys) {
     const value = data[key];
     const fallback = spec.defaults[key];
@@ -48,12 +49,41 @@ export function savedState(kind, data) {
   return state;
 }
 
-/** The saved form of a model's current state: `{version, ...keys}`, a deep copy. */
+/**
+ * A saved transcript as the view's state. Python writes each message as its Pi JSON on one line (a string) and
+ * `visibility` as {index: level} for the messages not "both" (saved.py says why); objects and a full list are
+ * read too.
+ */
+function unpackTranscript(data) {
+  const messages = Array.isArray(data.messages)
+    ? data.messages.map((m) => {
+        if (typeof m !== "string") return m;
+        try {
+          return JSON.parse(m);
+        } catch {
+          return { role: "?", content: m };
+        }
+      })
+    : data.messages;
+  let visibility = data.visibility;
+  if (isObject(visibility) && Array.isArray(messages)) {
+    visibility = messages.map((_, i) => (typeof visibility[i] === "string" ? visibility[i] : "both"));
+  }
+  return { ...data, messages, visibility };
+}
+
+/** The saved form of a model's current state (as Python writes it: see unpackTranscript), a copy. */
 export function snapshot(kind, model) {
   const out = { version: SAVED_VERSION };
   for (const key of KINDS[kind].keys) {
     const value = model.get(key);
     if (value !== undefined) out[key] = value;
+  }
+  if (kind === "transcript") {
+    const levels = Array.isArray(out.visibility) ? out.visibility : [];
+    out.messages = (Array.isArray(out.messages) ? out.messages : []).map((m) => JSON.stringify(m));
+    out.visibility = Object.fromEntries(levels.map((v, i) => [String(i), v]).filter(([, v]) => v !== "both"));
+    return out;
   }
   return JSON.parse(JSON.stringify(out));
 }
@@ -69,7 +99,8 @@ export function announceState(el, kind, model) {
     timer = null;
     if (model.get("streaming") || model.get("busy") === true) return;
     const detail = { kind, mime: KINDS[kind].mime, snapshot: () => snapshot(kind, model) };
-    el.dispatchEvent(new CustomEvent(STATE_EVENT, { bubbles: true, detail }));
+    const Event = el.ownerDocument?.defaultView?.CustomEvent ?? CustomEvent; // the element's own window's
+    el.dispatchEvent(new Event(STATE_EVENT, { bubbles: true, detail }));
   };
   const onChange = () => {
     if (timer !== null) clearTimeout(timer);

@@ -1,0 +1,235 @@
+"""The saved form of a transcript or an inspector: what a notebook keeps of them, small, and readable anywhere.
+
+A finished ``%%agent`` or ``%bash`` cell replaces its live widget with a static display bundle:
+
+- ``application/vnd.pi-notebook.transcript+json``: the transcript's state as plain JSON (``version``, ``title``,
+  ``messages`` in Pi JSON, ``visibility``, ``show_hidden``); the JupyterLab / Notebook 7 extension shipped in the
+  wheel (``widgets/labextension``) draws it with the widget's own view, without a kernel. Each message's text is
+  here once, in full;
+- ``text/html``: a static rendering for nbconvert, GitHub, VS Code without the extension: one ``<style>`` block of
+  our own and class names give each role its look; everything else is escaped text, with no script, handler or
+  URL at all, and long texts are cut (the JSON holds them whole);
+- ``text/plain``: the same, as text, cut the same way.
+
+No widget view and so no widget state: a saved output holds no copy of the widget code. The inspector stays a live
+widget while open; its display bundle carries ``application/vnd.pi-notebook.inspector+json`` beside the widget view,
+which the extension prefers, drawing the live view while the page has the widget's model and this snapshot
+otherwise (the live view writes its later state back into the output, so a notebook saved later holds that).
+Pure functions, no I/O, no IPython.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from typing import Any
+
+from .render import message_text
+
+__all__ = [
+    "INSPECTOR_MIME",
+    "SAVED_VERSION",
+    "TRANSCRIPT_MIME",
+    "inspector_bundle",
+    "transcript_bundle",
+    "transcript_html",
+]
+
+TRANSCRIPT_MIME = "application/vnd.pi-notebook.transcript+json"
+INSPECTOR_MIME = "application/vnd.pi-notebook.inspector+json"
+SAVED_VERSION = 1
+"""Version of the JSON shapes above (``widgets/src/snapshot.js`` reads the same)."""
+
+HTML_LIMIT = 2_000
+"""Characters of one text shown by the ``text/html`` fallback (the JSON keeps all of it)."""
+PLAIN_LIMIT = 1_000
+"""Characters of one message shown by a terminal's ``text/plain``."""
+SUMMARY_LIMIT = 200
+"""Characters of the last message in a notebook's ``text/plain`` summary."""
+
+INSPECTOR_KEYS = (
+    "rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes",
+)  # fmt: skip
+
+# One small stylesheet per output (nbconvert, VS Code and GitHub show outputs without the extension's CSS): class
+# names only, no url(), no @import, nothing that loads anything. Short names: it is in every saved output.
+STYLE = (
+    "<style>.pi-s>div,.pi-s>details{border-left:3px solid #999;padding:2px 8px;margin:0 0 6px}"
+    ".pi-s pre{white-space:pre-wrap;margin:0;background:none}.pi-s .u{border-color:#1976d2}"
+    ".pi-s .b pre{background:#222;color:#eee}.pi-s .s{border-color:#f57c00}.pi-s .c{border-color:#0097a7}"
+    ".pi-s .h{border-style:dashed}.pi-s i{opacity:.7}</style>"
+)
+_ROLE_CLASS = {
+    "user": "u", "assistant": "a", "toolResult": "t", "bashExecution": "b", "compactionSummary": "s",
+    "branchSummary": "s", "custom": "c",
+}  # fmt: skip
+
+
+def cut(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters, and how many were left out."""
+    return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)
+
+
+def _cut_note(left_out: int) -> str:
+    return f"… {left_out:,} more characters (the saved transcript holds all of them)"
+
+
+def _split_header(text: str) -> tuple[str, str]:
+    """``message_text``'s first line (``[user]``, ``[shell] (not sent to the LLM)``...) and the rest."""
+    first, _, rest = text.partition("\n")
+    return (first, rest) if first.startswith("[") else ("", text)
+
+
+def _esc(text: str) -> str:
+    """Text for an element's content (never an attribute: no attribute holds anything but our class names)."""
+    return html.escape(text, quote=False)
+
+
+def _parts(message: dict[str, Any]) -> tuple[str, str]:
+    """A message's label and text for the fallbacks: ``message_text`` without an assistant's usage footer (the
+    live view and the JSON have it)."""
+    label, body = _split_header(message_text(message))
+    if message.get("role") == "assistant" and "\n· " in body:
+        body = body[: body.rindex("\n· ")]
+    return label, body
+
+
+def _pre(text: str) -> str:
+    # Newlines as character references: the fallback stays one line in the saved notebook, which stores a text
+    # output as a list of its lines (each quoted and indented).
+    return f"<pre>{_esc(text).replace(chr(10), '&#10;')}</pre>" if text else ""
+
+
+def _message_html(message: dict[str, Any], hidden: bool) -> str:
+    role = message.get("role")
+    css = _ROLE_CLASS.get(role, "o") if isinstance(role, str) else "o"
+    label, body = _parts(message)
+    shown, left_out = cut(body, HTML_LIMIT)
+    inner = (f"<b>{_esc(label)}</b>" if label else "") + _pre(shown)
+    inner += f"<i>{_esc(_cut_note(left_out))}</i>" if left_out else ""
+    if hidden:
+        return f"<details class=h><summary>{_esc(label or 'message')} (hidden in the UI)</summary>{inner}</details>"
+    return f"<div class={css}>{inner}</div>"
+
+
+def transcript_html(
+    messages: list[dict[str, Any]], visibility: list[str], title: str = "", show_hidden: bool = False
+) -> str:
+    """The static ``text/html`` of a transcript (Pi JSON messages): every text escaped, long ones cut."""
+    parts = ['<div class="pi-s">', STYLE]
+    if title:
+        parts.append(f"<h4>{_esc(title)}</h4>")
+    for i, message in enumerate(messages):
+        level = visibility[i] if i < len(visibility) else "both"
+        parts.append(_message_html(message, hidden=level in ("llm", "none") and not show_hidden))
+    if not messages:
+        parts.append("<pre>(no messages)</pre>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def transcript_plain(messages: list[dict[str, Any]], title: str = "", *, full: bool = False) -> str:
+    """``text/plain`` of a transcript. ``full``: every message (each cut to :data:`PLAIN_LIMIT` characters), for a
+    terminal; else a summary (the roles, and the last message cut to a few lines), for a notebook, where the
+    other forms are shown and a stable, short text is what tools such as nbval compare."""
+    if not full:
+        roles = Counter(str(m.get("role", "?")) for m in messages)
+        noun = "message" if len(messages) == 1 else "messages"
+        head = f"{len(messages)} {noun}: " + ", ".join(f"{r} ×{n}" if n > 1 else r for r, n in roles.items())
+        lines = [title] if title else []
+        lines.append(head if messages else "(no messages)")
+        if messages:
+            last, left_out = cut(_parts(messages[-1])[1], SUMMARY_LIMIT)
+            lines.append(last + (" …" if left_out else ""))
+        return "\n".join(lines)
+    out = [title] if title else []
+    for message in messages:
+        text, left_out = cut(message_text(message), PLAIN_LIMIT)
+        out.append(text + (f"\n{_cut_note(left_out)}" if left_out else ""))
+    return "\n\n".join(out or ["(no messages)"])
+
+
+def _line(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+def transcript_data(
+    messages: list[dict[str, Any]], visibility: list[str], title: str = "", show_hidden: bool = False
+) -> dict[str, Any]:
+    """The transcript's JSON: its synced state, without what only a live view has (streaming, renderers).
+
+    Each message is its Pi JSON on one line, as in the session file: a notebook is saved with every nested value
+    on a line of its own, indented, which makes short messages twice their size; one string per message keeps
+    them about the session file's size, and a diff of the notebook one line per message. ``visibility`` lists
+    only the messages not shown and sent alike (``"both"``), by index."""
+    data: dict[str, Any] = {"version": SAVED_VERSION, "messages": [_line(m) for m in messages]}
+    hidden = {str(i): level for i, level in enumerate(visibility) if level != "both"}
+    data.update({"title": title} if title else {}, **({"visibility": hidden} if hidden else {}))
+    return {**data, "show_hidden": True} if show_hidden else data
+
+
+def transcript_bundle(
+    messages: list[dict[str, Any]],
+    visibility: list[str],
+    title: str = "",
+    show_hidden: bool = False,
+    *,
+    full_text: bool = False,
+) -> dict[str, Any]:
+    """The static display bundle of a transcript: its JSON, ``text/html`` and ``text/plain`` (``full_text``:
+    every message, for a terminal; else a short summary)."""
+    return {
+        TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden),
+        "text/html": transcript_html(messages, visibility, title, show_hidden),
+        "text/plain": transcript_plain(messages, title, full=full_text),
+    }
+
+
+# --- the inspector --------------------------------------------------------------------------------------------
+
+
+def _cell(text: str, limit: int = HTML_LIMIT) -> str:
+    shown, left_out = cut(text, limit)
+    note = f"<i>{_esc(_cut_note(left_out))}</i>" if left_out else ""
+    return f"{_pre(shown) or '<pre></pre>'}{note}"
+
+
+def inspector_html(state: dict[str, Any], summary: str) -> str:
+    """The static ``text/html`` of an inspector's state: a two-column table and the request body shown, cut."""
+    parts = ['<div class="pi-s">', STYLE, f"<h4>{_esc(summary)}</h4>"]
+    parts += [f"<p><i>{_esc(note)}</i></p>" for note in state.get("notes", [])]
+    parts.append("<table><thead><tr><th>#</th><th>AgentMessage</th><th>What the LLM got</th></tr></thead><tbody>")
+    for row in state.get("rows", []):
+        agent = message_text(row["agent"]) if row.get("agent") else "(added by transform_context)"
+        if row.get("status") in ("translated", "injected"):
+            got = str(row.get("produced_text", ""))
+        elif row.get("status") == "passed":
+            got = "(the same message)"
+        else:
+            got = "(nothing)"
+        status = f"{row.get('status')}: {row.get('reason')} (~{row.get('tokens')} tokens)"
+        index = "+" if row.get("index") is None else str(row["index"])
+        parts.append(
+            f"<tr><td>{_esc(index)}</td><td>{_cell(agent, HTML_LIMIT // 4)}</td>"
+            f"<td><b>{_esc(status)}</b>{_cell(got, HTML_LIMIT // 4)}</td></tr>"
+        )
+    parts.append("</tbody></table>")
+    provider = state.get("provider", "")
+    body = state.get("requests", {}).get(provider)
+    if body is not None:
+        text = json.dumps(body, indent=2, ensure_ascii=False)
+        summary_line = f"<summary>Request body: {_esc(provider)}</summary>"
+        parts.append(f"<details>{summary_line}{_cell(text, HTML_LIMIT * 2)}</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def inspector_data(state: dict[str, Any]) -> dict[str, Any]:
+    """The inspector's JSON: its synced state (``busy`` and the widget's own traits left out)."""
+    return {"version": SAVED_VERSION, **{key: state[key] for key in INSPECTOR_KEYS if key in state}}
+
+
+def inspector_bundle(state: dict[str, Any], summary: str) -> dict[str, Any]:
+    """The saved-form part of an inspector's display bundle: its JSON and ``text/html``."""
+    return {INSPECTOR_MIME: inspector_data(state), "text/html": inspector_html(state, summary)}
