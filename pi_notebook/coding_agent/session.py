@@ -141,6 +141,7 @@ class SessionFile:
         """Internal: use :meth:`create` or :meth:`open`."""
         self._path, self._fh, self._readonly, self._closed = path, fh, readonly, False
         self._header: SessionHeader | None = None
+        self._plain_header: dict[str, Any] | None = None  # a header as written: typed on first use (`header`)
         self._file_version: int | float | None = None
         self._entries: list[SessionEntry] = []
         self._by_id: dict[str, SessionEntry] = {}
@@ -176,8 +177,10 @@ class SessionFile:
             header.update(timestamp=iso_now(), cwd=os.fspath(cwd) if cwd is not None else os.getcwd())
             if parent_session is not None:
                 header["parentSession"] = parent_session
-            self._header, self._file_version = SessionHeader.model_validate(header), CURRENT_SESSION_VERSION
-            fh.write((dumps_line(self._header.to_pi_json()) + "\n").encode("utf-8"))
+            # Written as built (the keys in Pi's order); typed when first read, so that starting a session does
+            # not wait for pydantic to build the header's validator (#12, P2).
+            self._plain_header, self._file_version = header, CURRENT_SESSION_VERSION
+            fh.write((dumps_line(header) + "\n").encode("utf-8"))
             fh.flush()
         except BaseException:
             fh.close()
@@ -220,7 +223,11 @@ class SessionFile:
                 self._warn(f"byte {e.start}: not valid UTF-8; bad bytes read as U+FFFD (as Pi does)")
             data = data.decode("utf-8", errors="replace").encode("utf-8")
             loaded = load_session_lines(data.split(b"\n"))
-        self._header, self._file_version = loaded.header, loaded.version
+        if isinstance(loaded.header, dict):
+            self._header, self._plain_header = None, loaded.header
+        else:
+            self._header, self._plain_header = loaded.header, None
+        self._file_version = loaded.version
         self._entries, self._by_id = loaded.entries, loaded.by_id
         for entry in loaded.labels:
             self._track_label(entry)
@@ -283,6 +290,8 @@ class SessionFile:
     @property
     def header(self) -> SessionHeader | None:
         """The header (``version`` migrated to 3 in memory), or ``None`` when the file has no valid header."""
+        if self._plain_header is not None:
+            self._header, self._plain_header = SessionHeader.model_validate(self._plain_header), None
         return self._header
 
     @property
@@ -293,11 +302,15 @@ class SessionFile:
     @property
     def session_id(self) -> str | None:
         """The session's UUID, from the header."""
+        if self._plain_header is not None:
+            return self._plain_header["id"]
         return self._header.id if self._header else None
 
     @property
     def cwd(self) -> str | None:
         """The working directory recorded in the header."""
+        if self._plain_header is not None:
+            return self._plain_header.get("cwd")
         return self._header.cwd if self._header else None
 
     @property
@@ -473,7 +486,7 @@ class SessionFile:
             raise SessionClosedError(f"{self._path} is closed")
         if self._readonly:
             raise SessionReadOnlyError(f"{self._path} was opened with readonly=True")
-        if self._header is None:
+        if self.header is None:
             raise InvalidSessionError(
                 f"{self._path} has no valid session header and was read as empty; appending is refused so "
                 "that new entries are not mixed into a file that could not be read (see .warnings)"
@@ -563,9 +576,9 @@ class SessionFile:
 
         Pi does this to the file itself when it opens a v1/v2 file; here it happens only when asked.
         """
-        if self._header is None:
+        if self.header is None:
             raise InvalidSessionError(f"{self._path} has no valid session header; there is nothing to migrate")
-        header = {**self._header.to_pi_json(), "version": CURRENT_SESSION_VERSION}
+        header = {**self.header.to_pi_json(), "version": CURRENT_SESSION_VERSION}
         lines = [dumps_line(header), *(dumps_line(e.to_pi_json()) for e in self._entries)]
         with open(path, "xb") as f:
             f.write(("\n".join(lines) + "\n").encode("utf-8"))

@@ -43,8 +43,10 @@ from .session_entries import (
 class LoadedSession:
     """What :func:`load_session_lines` read: the header, the entries (repaired) and what to warn about."""
 
-    header: SessionHeader | None = None
-    """The header, ``version`` migrated to 3; ``None`` when the file has no valid header."""
+    header: SessionHeader | dict[str, Any] | None = None
+    """The header, ``version`` migrated to 3; ``None`` when the file has no valid header. A plain header (only
+    Pi's keys, each of its type) stays a dict, typed when first read (:attr:`SessionFile.header`): opening a
+    session does not wait for pydantic to build the header's validator."""
     version: int | float | None = None
     """The format version as the file has it (1 when the header has none)."""
     entries: list[SessionEntry] = field(default_factory=list)
@@ -180,6 +182,10 @@ def _read_header(loaded: LoadedSession, line: int, header: dict[str, Any], notes
         version = CURRENT_SESSION_VERSION
     elif version > CURRENT_SESSION_VERSION:
         notes.append((line, f"line {line}: version {version} is newer than 3; unknown entry types are kept as is"))
+    if _plain_header(header):
+        loaded.header = {**header, "version": CURRENT_SESSION_VERSION} if version < CURRENT_SESSION_VERSION else header
+        loaded.version = version
+        return version
     try:
         loaded.header = SessionHeader.model_validate(header)
     except ValidationError as e:
@@ -189,6 +195,20 @@ def _read_header(loaded: LoadedSession, line: int, header: dict[str, Any], notes
         loaded.header = loaded.header.model_copy(update={"version": CURRENT_SESSION_VERSION})
     loaded.version = version
     return version
+
+
+_HEADER_TEXT = ("timestamp", "cwd", "parentSession")
+
+
+def _plain_header(header: dict[str, Any]) -> bool:
+    """Whether ``header`` has only Pi's header keys, each of the type :class:`SessionHeader` declares (what
+    its validation would accept unchanged)."""
+    version = header.get("version")
+    return (
+        header.keys() <= {"type", "version", "id", *_HEADER_TEXT}
+        and (version is None or (type(version) in (int, float)))
+        and all(header.get(key) is None or type(header[key]) is str for key in _HEADER_TEXT)
+    )
 
 
 @dataclass
