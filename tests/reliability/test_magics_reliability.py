@@ -16,6 +16,7 @@ import _thread
 import json
 import os
 import queue
+import subprocess
 import threading
 import time
 import warnings
@@ -89,12 +90,32 @@ def test_a_session_another_kernel_holds_is_refused_in_one_line(shell, capsys):
     assert "already open for writing" in message and shell.session.file.path != other
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
-def test_a_session_file_this_user_cannot_write_is_refused_in_one_line(shell, capsys):
+@pytest.fixture
+def unwritable():
+    """Make a file this user cannot write: read-only, and for root (whom file modes do not stop) also immutable
+    (``chattr +i``, undone after the test), so the refusal is the operating system's own in both cases."""
+    made = []
+
+    def make(path):
+        path.chmod(0o444)
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "+i", str(path)], check=True)
+            made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+def test_a_session_file_this_user_cannot_write_is_refused_in_one_line(shell, capsys, unwritable):
     other = shell.notebook.parent / "other.jsonl"
     SessionFile.create(other).close()
-    other.chmod(0o444)
-    assert "Permission denied" in one_line_usage_error(shell, f"%agent_session open {other}", capsys)
+    content = other.read_bytes()
+    unwritable(other)
+    message = one_line_usage_error(shell, f"%agent_session open {other}", capsys)
+    assert "Permission denied" in message or "Operation not permitted" in message, message
+    assert shell.session.file.path != other and other.read_bytes() == content
 
 
 def _close(session):
