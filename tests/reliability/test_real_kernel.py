@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import time
 import warnings
@@ -352,8 +353,10 @@ def test_interrupting_a_streaming_agent_keeps_the_partial_reply_as_aborted(kerne
         'faux.set_responses([" ".join(f"w{i}" for i in range(600))])'
     )
     msg_id = kernel.send("%%agent --model faux/faux-1 --tools none\nCount slowly.", cell_id="c1")
-    # Wait until the live view shows part of the reply (a throttled widget update carrying "w12").
-    reply = kernel.watch(msg_id, until=lambda r: any('"w12' in c or " w12" in c for c in r.comm), timeout=90)
+    # Wait until the live view shows part of the reply past "w12". Updates carry only the new text, so "w12"
+    # itself may be split between two of them: wait for any whole word from w12 on in one update.
+    past_w12 = re.compile(r"\bw(1[2-9]|[2-9]\d|\d{3})\b")
+    reply = kernel.watch(msg_id, until=lambda r: any(past_w12.search(c) for c in r.comm), timeout=90)
     assert not reply.idle
     kernel.km.interrupt_kernel()
     reply = kernel.watch(msg_id, reply, timeout=60)
