@@ -17,13 +17,10 @@ Goal: ≤ 1.2× the baseline.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .harness import Result, compare, measure, ratio_goal, run_async
+from .sse import sse_server
 
 KEY = "AIza-bench-0000"
 MODEL_ID = "gemini-2.5-flash"
@@ -43,37 +40,6 @@ def sse_body(chunks: int) -> bytes:
         body = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": MODEL_ID, "responseId": "bench"}
         parts.append(f"data: {json.dumps(body)}\r\n\r\n")
     return "".join(parts).encode()
-
-
-@contextmanager
-def gemini_server(body: bytes) -> Iterator[str]:
-    """A 127.0.0.1 server answering every request with ``body`` as an event stream; yields its ``/v1beta`` URL."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
-            self.wfile.flush()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        host, port = httpd.server_address[:2]
-        yield f"http://{host}:{port}/v1beta"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def raw_sdk(base_url: str) -> str:
@@ -122,7 +88,7 @@ def ours_complete(base_url: str) -> str:
 def p4g(quick: bool) -> list[Result]:
     chunks = 1_000 if quick else 10_000
     repeats = 1 if quick else 9
-    with gemini_server(sse_body(chunks)) as url:
+    with sse_server(sse_body(chunks), prefix="/v1beta") as url:
         expected = raw_sdk(url)
         assert ours_complete(url) == expected
         base, timing = compare(lambda: raw_sdk(url), lambda: ours_complete(url), repeats)

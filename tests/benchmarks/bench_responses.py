@@ -17,13 +17,10 @@ Each call runs in its own ``asyncio.run`` on a fresh thread (``harness.run_async
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .harness import Result, compare, measure, ratio_goal, run_async
+from .sse import sse_server
 
 KEY = "sk-bench-000"
 MODEL_ID = "bench-model"
@@ -67,37 +64,6 @@ def sse_body(deltas: int) -> bytes:
     for number, event in enumerate(events):
         out.append(f"event: {event['type']}\ndata: {json.dumps({**event, 'sequence_number': number})}\n\n")
     return "".join(out).encode()
-
-
-@contextmanager
-def sse_server(body: bytes) -> Iterator[str]:
-    """A 127.0.0.1 server answering every request with ``body`` as an event stream; yields its ``/v1`` URL."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            self.wfile.write(f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
-            self.wfile.flush()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        host, port = httpd.server_address[:2]
-        yield f"http://{host}:{port}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def raw_sdk(base_url: str) -> str:
