@@ -42,11 +42,11 @@ class Lab:
         self.url = f"http://127.0.0.1:{self.port}"
         settings = home / "lab-settings"
         news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-        news.parent.mkdir(parents=True)
+        news.parent.mkdir(parents=True, exist_ok=True)
         news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
         # "Save Widget State Automatically", so a saved notebook re-renders its widgets without a kernel.
         widgets = settings / "@jupyter-widgets" / "jupyterlab-manager" / "plugin.jupyterlab-settings"
-        widgets.parent.mkdir(parents=True)
+        widgets.parent.mkdir(parents=True, exist_ok=True)
         widgets.write_text(json.dumps({"saveState": True}))
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
