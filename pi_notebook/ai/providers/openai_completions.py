@@ -39,6 +39,7 @@ from ..types import (
     Usage,
 )
 from .openai_completions_convert import build_openai_completions_request, js_json_stringify
+from .openai_stream import get_field, json_events
 
 __all__ = ["INSTALL_HINT", "KEYLESS_PLACEHOLDER", "REASONING_FIELDS", "stream_openai_completions"]
 
@@ -91,7 +92,7 @@ async def stream_openai_completions(
         except sdk.APIError as e:
             # `from None`: the SDK's own message may quote a key that a server echoed back.
             raise _failure(sdk, e, key) from None
-        chunks = _json_chunks(sdk, raw)
+        chunks = json_events(sdk, raw)
         try:
             translator = _ChunkTranslator(model)
             yield translator.builder.start()
@@ -108,19 +109,6 @@ async def stream_openai_completions(
             await chunks.close()
     finally:
         await client.close()
-
-
-def _json_chunks(sdk: Any, raw: Any) -> Any:
-    """The SDK's stream of the raw response, its chunks left as the parsed JSON (dicts).
-
-    The SDK still decodes the server-sent events, raises for an error inside the stream and closes the
-    connection; it only skips building a ``ChatCompletionChunk`` model per chunk, which is most of its cost per
-    token and which the translator does not need (it reads dicts and SDK objects alike). An SDK that cannot parse
-    to another type gives its typed chunks."""
-    try:
-        return raw.parse(to=sdk.AsyncStream[object])
-    except TypeError:
-        return raw.parse()
 
 
 def _import_sdk() -> Any:
@@ -232,11 +220,11 @@ class _ChunkTranslator:
         yield self.builder.delta(self.open[-1], text)
 
     def _tool_call(self, call: Any) -> Iterator[Any]:
-        position = _get(call, "index")
-        call_id = _get(call, "id") or ""
-        function = _get(call, "function")
-        name = _get(function, "name") or ""
-        arguments = _get(function, "arguments")
+        position = get_field(call, "index")
+        call_id = get_field(call, "id") or ""
+        function = get_field(call, "function")
+        name = get_field(function, "name") or ""
+        arguments = get_field(function, "arguments")
         index = self._find_call(position, call_id)
         if index is None:
             yield from self._open("toolCall", ToolCall(id=call_id, name=name, arguments={}))
@@ -293,9 +281,9 @@ def _usage(model: Model, raw: Any) -> Usage:
     Deviation from Pi 0.58.3, which added ``reasoning_tokens`` to ``completion_tokens``: OpenAI already counts
     reasoning inside ``completion_tokens``, so that double-counted output and cost (newer Pi fixed it too).
     """
-    cached = _count(_get(_get(raw, "prompt_tokens_details"), "cached_tokens"))
-    input_tokens = _count(_get(raw, "prompt_tokens")) - cached
-    output_tokens = _count(_get(raw, "completion_tokens"))
+    cached = _count(get_field(get_field(raw, "prompt_tokens_details"), "cached_tokens"))
+    input_tokens = _count(get_field(raw, "prompt_tokens")) - cached
+    output_tokens = _count(get_field(raw, "completion_tokens"))
     usage = Usage(
         input=input_tokens,
         output=output_tokens,
@@ -335,17 +323,8 @@ def _api_message(body: Any) -> str | None:
     message = body.get("message")
     text = message if isinstance(message, str) and message else json.dumps(body)[:1000]
     # OpenRouter puts the upstream provider's own error text here.
-    raw = _get(body.get("metadata"), "raw")
+    raw = get_field(body.get("metadata"), "raw")
     return f"{text}\n{raw}" if raw else text
-
-
-def _get(obj: Any, name: str) -> Any:
-    """A field of an SDK object (extra fields included) or of a plain dict; ``None`` when absent."""
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 _NO_FIELDS: dict[str, Any] = {}
@@ -364,7 +343,7 @@ class _Attributes:
 
 
 def _fields(obj: Any) -> Any:
-    """What :func:`_get` reads, as one object with ``.get(name)``, for reading several fields of one chunk part.
+    """What :func:`get_field` reads, as one object with ``.get(name)``, for reading several fields of one chunk part.
 
     An SDK model keeps its fields in ``__dict__`` and the others in ``__pydantic_extra__``: reading them there
     spares pydantic's ``__getattr__`` (and the ``AttributeError`` it raises) for every field a chunk lacks."""

@@ -1,8 +1,9 @@
 """The ``openai-responses`` transport: OpenAI's Responses API through the official ``openai`` SDK.
 
 The body comes from the pure :func:`~.openai_responses_convert.build_openai_responses_request`; this module
-sends it with ``client.responses.create(stream=True)`` and translates the semantic events into Pi's, as Pi's
-``processResponsesStream`` does:
+sends it with ``client.responses.create(stream=True)`` (its raw response: each event read as the JSON the server
+sent, see :mod:`.openai_stream`) and translates the semantic events into Pi's, as Pi's ``processResponsesStream``
+does:
 
 * each output item becomes one block: ``reasoning`` → thinking (its summary parts streamed as the text,
   ``\\n\\n`` between parts; when the item is done its JSON, encrypted content included, becomes the
@@ -49,6 +50,7 @@ from ..redact import redact
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from .openai_responses_convert import build_openai_responses_request, encode_text_signature
+from .openai_stream import get_field, json_events
 
 __all__ = ["INSTALL_HINT", "SERVICE_TIER_COST", "UPGRADE_HINT", "map_status", "stream_openai_responses"]
 
@@ -114,9 +116,10 @@ async def stream_openai_responses(
         # this SDK version knows (older ones lack prompt_cache_retention, for one).
         body = {name: value for name, value in params.items() if name != "stream"}
         try:
-            events = await client.responses.create(stream=True, extra_body=body)
+            raw = await client.responses.with_raw_response.create(stream=True, extra_body=body)
         except sdk.APIError as e:
             raise _failure(sdk, e, key) from None  # `from None`: the SDK's text may quote an echoed key
+        events = json_events(sdk, raw)  # each event as the JSON the server sent: no SDK model per delta
         try:
             translator = _EventTranslator(model, extra.get("service_tier"))
             yield translator.builder.start()
@@ -177,7 +180,7 @@ class _EventTranslator:
         return self.builder.message
 
     def feed(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        handler = self.handlers.get(getattr(event, "type", None))  # type: ignore[arg-type]
+        handler = self.handlers.get(get_field(event, "type"))
         return handler(event) if handler is not None else iter(())
 
     def finish(self) -> Iterator[AssistantMessageEvent]:
@@ -192,35 +195,35 @@ class _EventTranslator:
     # --- items -----------------------------------------------------------------------------------------
 
     def _item_added(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        yield from self._open(getattr(event, "output_index", None), getattr(event, "item", None))
+        yield from self._open(get_field(event, "output_index"), get_field(event, "item"))
 
     def _open(self, position: Any, item: Any) -> Iterator[AssistantMessageEvent]:
-        kind = getattr(item, "type", None)
+        kind = get_field(item, "type")
         if kind == "reasoning":
             block: Any = ThinkingContent(thinking="")
         elif kind == "message":
             block = TextContent(text="")
         elif kind == "function_call":
-            block = ToolCall(id=_call_id(item), name=getattr(item, "name", None) or "", arguments={})
+            block = ToolCall(id=_call_id(item), name=get_field(item, "name") or "", arguments={})
         else:
             return  # built-in tool calls (web search, …) are not part of Pi's message model
         yield self.builder.open(block)
         index = len(self.message.content) - 1
         self.blocks[position] = index
-        initial = getattr(item, "arguments", None) if kind == "function_call" else None
+        initial = get_field(item, "arguments") if kind == "function_call" else None
         if isinstance(initial, str) and initial:
             yield from self._append_arguments(index, initial)
 
     def _item_done(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        item = getattr(event, "item", None)
-        position = getattr(event, "output_index", None)
+        item = get_field(event, "item")
+        position = get_field(event, "output_index")
         if position not in self.blocks:  # a server that skipped output_item.added
             yield from self._open(position, item)
         index = self.blocks.pop(position, None)
         if index is None:
             return
         block = self.message.content[index]
-        kind = getattr(item, "type", None)
+        kind = get_field(item, "type")
         if isinstance(block, ThinkingContent) and kind == "reasoning":
             raw = _as_dict(item)
             summary = raw.get("summary")
@@ -229,14 +232,14 @@ class _EventTranslator:
             block.thinking_signature = js_json_stringify(raw)  # the reasoning item, sent back next turn
             self.summary_parts.pop(index, None)
         elif isinstance(block, TextContent) and kind == "message":
-            parts = getattr(item, "content", None) or []
+            parts = get_field(item, "content") or []
             block.text = "".join(_part_text(part) for part in parts)
-            block.text_signature = encode_text_signature(getattr(item, "id", None) or "", getattr(item, "phase", None))
+            block.text_signature = encode_text_signature(get_field(item, "id") or "", get_field(item, "phase"))
         elif isinstance(block, ToolCall) and kind == "function_call":
             block.id = _call_id(item)
-            block.name = getattr(item, "name", None) or block.name
+            block.name = get_field(item, "name") or block.name
             if not self.arguments.get(index):  # as in Pi: what streamed wins, else the item's arguments
-                final = getattr(item, "arguments", None)
+                final = get_field(item, "arguments")
                 yield from self._set_arguments(index, final if isinstance(final, str) and final else "{}")
             self.arguments.pop(index, None)
         yield self.builder.close(index)
@@ -244,7 +247,7 @@ class _EventTranslator:
     # --- deltas ----------------------------------------------------------------------------------------
 
     def _block(self, event: Any, kind: type) -> int | None:
-        index = self.blocks.get(getattr(event, "output_index", None))
+        index = self.blocks.get(get_field(event, "output_index"))
         return index if index is not None and isinstance(self.message.content[index], kind) else None
 
     def _summary_part(self, event: Any) -> Iterator[AssistantMessageEvent]:
@@ -258,25 +261,25 @@ class _EventTranslator:
 
     def _thinking_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
         index = self._block(event, ThinkingContent)
-        delta = getattr(event, "delta", None)
+        delta = get_field(event, "delta")
         if index is not None and isinstance(delta, str) and delta:
             yield self.builder.delta(index, delta)
 
     def _text_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
         index = self._block(event, TextContent)
-        delta = getattr(event, "delta", None)
+        delta = get_field(event, "delta")
         if index is not None and isinstance(delta, str) and delta:
             yield self.builder.delta(index, delta)
 
     def _arguments_delta(self, event: Any) -> Iterator[AssistantMessageEvent]:
         index = self._block(event, ToolCall)
-        delta = getattr(event, "delta", None)
+        delta = get_field(event, "delta")
         if index is not None and isinstance(delta, str) and delta:
             yield from self._append_arguments(index, delta)
 
     def _arguments_done(self, event: Any) -> Iterator[AssistantMessageEvent]:
         index = self._block(event, ToolCall)
-        final = getattr(event, "arguments", None)
+        final = get_field(event, "arguments")
         if index is not None and isinstance(final, str):
             yield from self._set_arguments(index, final)
 
@@ -300,18 +303,18 @@ class _EventTranslator:
     # --- the end ---------------------------------------------------------------------------------------
 
     def _completed(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        response = getattr(event, "response", None)
+        response = get_field(event, "response")
         self.finished = True
-        usage = getattr(response, "usage", None)
+        usage = get_field(response, "usage")
         if usage is not None:
-            self.message.usage = self._usage(usage, getattr(response, "service_tier", None))
-        status = getattr(response, "status", None)
-        if event.type == "response.incomplete":
+            self.message.usage = self._usage(usage, get_field(response, "service_tier"))
+        status = get_field(response, "status")
+        if get_field(event, "type") == "response.incomplete":
             status = status or "incomplete"
         message = self.message
         message.stop_reason = map_status(status)
         if message.stop_reason == "length":
-            reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+            reason = get_field(get_field(response, "incomplete_details"), "reason")
             if reason == "content_filter":  # deviation 1: not a length stop
                 message.stop_reason, message.error_message = "error", "incomplete: content_filter"
         elif message.stop_reason == "error":
@@ -321,13 +324,13 @@ class _EventTranslator:
         return iter(())
 
     def _usage(self, raw: Any, tier: str | None) -> Usage:
-        cached = _count(getattr(getattr(raw, "input_tokens_details", None), "cached_tokens", None))
+        cached = _count(get_field(get_field(raw, "input_tokens_details"), "cached_tokens"))
         usage = Usage(
-            input=_count(getattr(raw, "input_tokens", None)) - cached,
-            output=_count(getattr(raw, "output_tokens", None)),
+            input=_count(get_field(raw, "input_tokens")) - cached,
+            output=_count(get_field(raw, "output_tokens")),
             cache_read=cached,
             cache_write=0,
-            total_tokens=_count(getattr(raw, "total_tokens", None)),
+            total_tokens=_count(get_field(raw, "total_tokens")),
         )
         cost = calculate_cost(self.model, usage)
         multiplier = SERVICE_TIER_COST.get(tier or self.service_tier or "", 1.0)
@@ -340,23 +343,23 @@ class _EventTranslator:
         return usage
 
     def _failed(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        raise RuntimeError(_response_error(getattr(event, "response", None)))
+        raise RuntimeError(_response_error(get_field(event, "response")))
 
     def _error(self, event: Any) -> Iterator[AssistantMessageEvent]:
-        code, message = getattr(event, "code", None), getattr(event, "message", None) or "Unknown error"
+        code, message = get_field(event, "code"), get_field(event, "message") or "Unknown error"
         raise RuntimeError(f"Error Code {code}: {message}" if code else message)
 
 
 def _call_id(item: Any) -> str:
-    return f"{getattr(item, 'call_id', None) or ''}|{getattr(item, 'id', None) or ''}"
+    return f"{get_field(item, 'call_id') or ''}|{get_field(item, 'id') or ''}"
 
 
 def _part_text(part: Any) -> str:
-    kind = getattr(part, "type", None)
+    kind = get_field(part, "type")
     if kind == "output_text":
-        return getattr(part, "text", None) or ""
+        return get_field(part, "text") or ""
     if kind == "refusal":
-        return getattr(part, "refusal", None) or ""
+        return get_field(part, "refusal") or ""
     return ""
 
 
@@ -369,17 +372,17 @@ def _as_dict(item: Any) -> dict[str, Any]:
     """An SDK object as the JSON the server sent (fields it did not send are left out)."""
     if isinstance(item, dict):
         return item
-    to_dict = getattr(item, "to_dict", None)
+    to_dict = get_field(item, "to_dict")
     data = to_dict(mode="json") if callable(to_dict) else item.model_dump(mode="json", exclude_unset=True)
     return data if isinstance(data, dict) else {}
 
 
 def _response_error(response: Any) -> str:
     """Pi's wording for a failed response: ``<code>: <message>``, else the incomplete reason."""
-    error = getattr(response, "error", None)
+    error = get_field(response, "error")
     if error is not None:
-        return f"{getattr(error, 'code', None) or 'unknown'}: {getattr(error, 'message', None) or 'no message'}"
-    reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+        return f"{get_field(error, 'code') or 'unknown'}: {get_field(error, 'message') or 'no message'}"
+    reason = get_field(get_field(response, "incomplete_details"), "reason")
     if reason:
         return f"incomplete: {reason}"
     return "Unknown error (no error details in response)"
