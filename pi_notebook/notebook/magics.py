@@ -121,9 +121,7 @@ class _RunView:
             # No widget view stays, so the saved notebook holds no widget state and no copy of the widget code.
             clear_output(wait=True)
         display(self.widget.saved_bundle(final, full_text=not self.live), raw=True)
-        layout = self.widget.layout
-        self.widget.close()  # the page drops its models too: nothing of them is saved, nothing stays in the kernel
-        layout.close()
+        self.widget.discard()  # the page drops its models too: nothing of them is saved, nothing stays in the kernel
 
 
 @magics_class

@@ -201,6 +201,20 @@ class LiveWidget(anywidget.AnyWidget):
                 manager.comms.pop(channel.comm_id, None)
             widget.comm = None
 
+    def discard(self) -> None:
+        """Close this widget and its layout for good, after emptying its synced code and data: a headless runner
+        (nbclient, so ``nbconvert --execute`` and papermill) keeps the last state of a closed widget and saves it
+        with the notebook, which JupyterLab, disposing of the model, does not."""
+        if self.comm is not None:
+            with self.hold_sync():
+                for name in ("_esm", "_css", *sorted(self._kernel_owned)):
+                    if self.has_trait(name):
+                        self.set_trait(name, self.trait_defaults(name) if name in self._kernel_owned else "")
+        layout = getattr(self, "layout", None)
+        self.close()
+        if layout is not None:
+            layout.close()
+
     def _widget_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """anywidget's display of the view (data, metadata), also after :meth:`release` (the page still has the
         model, under the same id)."""
