@@ -21,6 +21,7 @@ from pi_notebook.agent import BashExecutionMessage, CustomMessage, to_pi_json
 from pi_notebook.ai import TextContent, ToolCall, ToolResultMessage, Usage, UserMessage, faux
 from pi_notebook.coding_agent.trace import trace_boundary
 from pi_notebook.notebook import inspector as inspector_module
+from pi_notebook.notebook import inspector_source
 from pi_notebook.notebook.inspector import LONG, STEP, InspectorWidget, inspect
 from pi_notebook.notebook.widgets import TranscriptWidget, json_patch
 
@@ -251,8 +252,8 @@ def test_an_append_traces_the_new_message_and_sends_only_it(monkeypatch):
     sent = capture(w)
     initial = {"rows": list(w.rows), "requests": json.loads(json.dumps(w.requests))}
     traced: list[int] = []
-    real = inspector_module.trace_boundary
-    monkeypatch.setattr(inspector_module, "trace_boundary", lambda ms, *a: traced.append(len(ms)) or real(ms, *a))
+    real = inspector_source.trace_boundary
+    monkeypatch.setattr(inspector_source, "trace_boundary", lambda ms, *a: traced.append(len(ms)) or real(ms, *a))
     messages.append(BashExecutionMessage(command="ls", output="a\n", exit_code=0))
     w.refresh()
     assert traced == [1]  # the new message alone
