@@ -6,8 +6,9 @@ Markdown links, images and reference definitions, SVG, MathML, ``<iframe srcdoc>
 backslash tricks, breakouts of our own ``<pre>``, ``<details>`` and fences) goes into every field of every role
 that the views show. Every output that is not the widget is then checked, as HTML parsed element by element:
 
-* the ``text/html`` fallback of the transcript (``pi_notebook.show``) and of the inspector (``pi_notebook.inspect``);
-* the ``text/markdown`` fallback of the transcript and of ``MessagesView``, rendered by two real Markdown
+* the ``text/html`` fallback of the transcript (``pi_notebook.show``, a finished cell's saved form) and of the
+  inspector (``pi_notebook.inspect``): escaped text, class names and our one ``<style>`` (``saved.STYLE``) only;
+* the ``text/markdown`` of ``messages_mimebundle`` and of ``MessagesView``, rendered by two real Markdown
   renderers with no sanitiser of their own (mistune with raw HTML and harmful links allowed, and marked, which
   JupyterLab uses): whatever a front end without a sanitiser makes of it;
 * ``jupyter nbconvert --to html`` of an executed notebook holding all of it (with the widget state nbclient
@@ -43,7 +44,8 @@ from pi_notebook.ai import AssistantMessage, ImageContent, TextContent, Thinking
 from pi_notebook.ai.types import ToolCall, ToolResultMessage, UserMessage
 from pi_notebook.coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from pi_notebook.notebook.inspector import inspect
-from pi_notebook.notebook.render import MessagesView
+from pi_notebook.notebook.render import MessagesView, messages_mimebundle
+from pi_notebook.notebook.saved import STYLE
 from pi_notebook.notebook.widgets import show
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,11 +270,23 @@ def html_problems(text: str, allowed: dict[str, set[str]] | None = None) -> list
 
 
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # where an HTML tokenizer starts a tag, comment or declaration
-_PLAIN_TAG = re.compile(r'</?([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<>]*")?)*)\s*/?>')
-_PLAIN_ATTR = re.compile(r'([a-z][a-z-]*)(?:="[^"]*")?')
+_PLAIN_TAG = re.compile(r'</?([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<>]*"|=[a-z]+)?)*)\s*/?>')
+_PLAIN_ATTR = re.compile(r'([a-z][a-z-]*)(?:="[^"]*"|=[a-z]+)?')
 _FALLBACK_TAG_NAMES = ["h4", "pre", "details", "summary", "b", "p", "i", "table", "thead", "tbody", "tr", "th", "td"]
-FALLBACK_TAGS = {**{tag: {"style"} for tag in _FALLBACK_TAG_NAMES}, "div": {"class", "style"}}
-"""What the widgets' text/html fallbacks are made of (and nothing else)."""
+_FALLBACK_TAG_NAMES += ["i"]
+FALLBACK_TAGS = {
+    **{tag: {"style"} for tag in _FALLBACK_TAG_NAMES}, "div": {"class", "style"}, "details": {"class", "style"},
+}  # fmt: skip
+"""What the widgets' text/html fallbacks are made of (and nothing else), once our own ``<style>`` is taken out."""
+
+
+def without_our_style(text: str) -> str:
+    """``text`` without the one ``<style>`` block of ours a saved form starts with (which loads nothing)."""
+    assert text.count(STYLE) <= 1
+    assert not re.search(r"url\(|@import|expression\(|javascript:|<(?!/?style>)", STYLE)
+    return text.replace(STYLE, "", 1)
+
+
 _MARKDOWN_TAG_NAMES = ["p", "strong", "em", "code", "pre", "details", "summary", "sub", "ul", "li", "blockquote", "hr",
                        "br", "thead", "tbody", "tr", "del", "h1", "h2", "h3", "h4", "h5", "h6"]  # fmt: skip
 MARKDOWN_TAGS = {
@@ -347,9 +361,9 @@ def bundles() -> dict[str, dict[str, str]]:
         shown_all = _bundle(show(messages, show_hidden=True))
         out[role] = {
             "transcript html": transcript["text/html"],
-            "transcript markdown": transcript["text/markdown"],
+            "transcript markdown": messages_mimebundle(messages, title=ONE_LINE)["text/markdown"],
             "transcript (show_hidden) html": shown_all["text/html"],
-            "transcript (show_hidden) markdown": shown_all["text/markdown"],
+            "transcript (streaming) markdown": messages_mimebundle([], streaming=messages[-1])["text/markdown"],
             "MessagesView markdown": _bundle(MessagesView(messages, title=ONE_LINE))["text/markdown"],
             "inspector html": _bundle(inspect(messages))["text/html"],
         }
@@ -366,7 +380,7 @@ def marked_rendered(bundles) -> dict[tuple[str, str], str]:
 def test_the_html_fallbacks_of_transcript_and_inspector_hold_nothing_live(bundles, role):
     for kind, text in bundles[role].items():
         if kind.endswith("html"):
-            assert html_problems(text, FALLBACK_TAGS) == [], kind
+            assert html_problems(without_our_style(text), FALLBACK_TAGS) == [], kind
             assert "&lt;script&gt;" in text  # shown, as text
 
 
@@ -383,7 +397,7 @@ def test_only_unsafe_links_are_neutralised_and_what_was_written_stays_readable()
         "`[code](javascript:x)` [bad](javascript:x) [ok][d] [worse][e]\n\n"
         "[d]: https://example.invalid/b\n[e]: vbscript:x"
     )
-    md = _bundle(show([UserMessage(content=text)]))["text/markdown"]
+    md = messages_mimebundle([UserMessage(content=text)])["text/markdown"]
     assert "`[code](javascript:x)`" in md  # code is left exactly as written
     for rendered in (_MISTUNE(md), *marked_html([md])):
         hrefs = [dict(attrs)["href"] for tag, attrs, _ in scan(rendered).elements if tag == "a"]
@@ -486,10 +500,12 @@ def test_the_executed_notebook_holds_the_corpus_in_every_output(converted):
     nb = nbformat.read(converted["executed"].with_suffix(".ipynb"), as_version=4)
     outputs = [o for c in nb.cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error" and o.ename != "CellInterrupted"]
-    shown = [o for o in outputs if "text/markdown" in o.get("data", {})]
-    assert len(shown) >= 6 and all(MARKER in o.data["text/plain"] for o in shown)
+    saved = [o for o in outputs if "application/vnd.pi-notebook.transcript+json" in o.get("data", {})]
+    assert len(saved) >= 5 and all(MARKER in o.data["text/html"] for o in saved)  # %%agent, %bash, show()
+    assert all(MARKER in json.dumps(o.data["application/vnd.pi-notebook.transcript+json"]) for o in saved)
+    assert [o for o in outputs if "text/markdown" in o.get("data", {})]  # MessagesView
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert sum(MARKER in json.dumps(model) for model in state.values()) >= 4  # the widget state holds it too
+    assert sum(MARKER in json.dumps(model) for model in state.values()) >= 3  # the widget state holds it too
 
 
 # nbconvert's own page: its scripts (require.js, MathJax, the widget loader) and styles are no payload's.
@@ -513,6 +529,8 @@ def test_nbconvert_html_holds_nothing_live(converted, variant):
             json.loads(body)  # data, and whole: no "</script>" in it ended the element early
         elif MARKER in body or MARKER in json.dumps(attrs):
             problems.append(f"<{tag}> holding a payload")
+        elif tag == "style" and f"<style>{body}</style>" == STYLE:
+            continue  # ours: class names and colours
         elif "main" in enclosing and not (tag == "script" and _WIDGET_LOADER.fullmatch(body)):
             problems.append(f"<{tag}> in the notebook's content: {body[:80]!r}")
     assert problems == []
@@ -521,7 +539,7 @@ def test_nbconvert_html_holds_nothing_live(converted, variant):
 # --- a real browser: nothing runs -----------------------------------------------------------------------------------
 
 # Chromium's own parser and DOM decide: every element of the content, every attribute, every link clicked.
-_INSPECT_AND_CLICK = r"""async ({ root, dangerous, urlAttrs }) => {
+_INSPECT_AND_CLICK = r"""async ({ root, dangerous, urlAttrs, style }) => {
   const schemes = /^(javascript|vbscript|data|livescript):/i;
   const loader = /^\s*var element = document\.getElementById\('[\w-]+'\);\s*$/;
   const problems = [];
@@ -529,7 +547,8 @@ _INSPECT_AND_CLICK = r"""async ({ root, dangerous, urlAttrs }) => {
   for (const area of scope) {
     for (const el of area.querySelectorAll('*')) {
       const tag = el.tagName.toLowerCase();
-      const ours = tag === 'script' && (loader.test(el.text) || el.type === 'application/vnd.jupyter.widget-view+json');
+      const view = el.type === 'application/vnd.jupyter.widget-view+json';
+      const ours = (tag === 'script' && (loader.test(el.text) || view)) || (tag === 'style' && el.outerHTML === style);
       if (dangerous.includes(tag) && !ours) problems.push('<' + tag + '>');
       for (const a of el.attributes) {
         const value = a.value.replace(/[\t\n\r]/g, '').replace(/^[\x00-\x20]+/, '');
@@ -555,7 +574,8 @@ _INSPECT_AND_CLICK = r"""async ({ root, dangerous, urlAttrs }) => {
 
 def _inspect_and_click(page: Any, root: str | None) -> dict[str, Any]:
     return page.evaluate(
-        _INSPECT_AND_CLICK, {"root": root, "dangerous": sorted(DANGEROUS_TAGS), "urlAttrs": sorted(URL_ATTRS)}
+        _INSPECT_AND_CLICK,
+        {"root": root, "dangerous": sorted(DANGEROUS_TAGS), "urlAttrs": sorted(URL_ATTRS), "style": STYLE},
     )
 
 
