@@ -32,6 +32,8 @@ ROLES = ("user", "assistant", "toolResult", "bashExecution")
 OURS = {"application/vnd.pi-notebook.transcript+json", "text/html", "text/plain"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
+ARTIFACTS = Path(__file__).resolve().parent / "_artifacts"  # every run's screenshots; git-ignored
+
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
@@ -105,7 +107,7 @@ CHECK = """() => {
 }"""
 
 
-def _check(page) -> dict:
+def _check(page, shot: str) -> dict:
     page.wait_for_selector(".jp-OutputArea-output [data-pane=request]:visible", timeout=60_000)
     page.wait_for_selector(".jp-OutputArea-output article[data-role=bashExecution]:visible", timeout=60_000)
     page.wait_for_timeout(500)
@@ -119,6 +121,8 @@ def _check(page) -> dict:
     assert "Saved answer" in found["text"] and "hi" in found["text"]
     assert "model not found" not in found["text"] and "Error displaying widget" not in found["text"]
     assert found["pwned"] is None
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"{shot}.png", full_page=True)  # to look at (git-ignored)
     return found
 
 
@@ -131,7 +135,7 @@ def test_reopened_in_a_fresh_jupyterlab_and_notebook_7_without_running_anything(
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             open_notebook(page, lab, name)
-            _check(page)
+            _check(page, f"saved-{name.removesuffix('.ipynb')}-lab")
             assert page.evaluate(
                 "() => [...window.jupyterapp.shell.currentWidget.content.widgets].every("
                 "c => c.model.type !== 'code' || c.model.executionCount === null || c.model.executionCount < 7)"
@@ -143,7 +147,7 @@ def test_reopened_in_a_fresh_jupyterlab_and_notebook_7_without_running_anything(
             page.wait_for_selector(f"text={name}", timeout=60_000)
             page.goto(f"{lab.url}/notebooks/{name}")
             page.wait_for_selector(".jp-Notebook", timeout=60_000)
-            _check(page)
+            _check(page, f"saved-{name.removesuffix('.ipynb')}-notebook7")
             browser.close()
     finally:
         lab.stop()
