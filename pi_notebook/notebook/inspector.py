@@ -37,7 +37,7 @@ from IPython.display import display, update_display
 
 from ..agent_core import Agent
 from ..ai import Context, Model, get_model
-from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_GOOGLE_MODEL, DEFAULT_OPENAI_MODEL
+from ..ai.models import DEFAULT_ANTHROPIC_MODEL
 from ..ai.request import build_request
 from .inspector_source import (
     LONG,
@@ -49,9 +49,9 @@ from .inspector_source import (
     request_key,
     resolve_model,
     retrace,
-    secrets_in,
     source_of,
 )
+from .inspector_whatif import preview, request_models, source_secrets
 from .kernel import NotebookSession
 from .saved import INSPECTOR_KEYS, inspector_bundle
 from .widgets import (
@@ -219,16 +219,7 @@ class InspectorWidget(LiveWidget):
         src, trace = self._src, self._trace
         assert src is not None and trace is not None
         chosen = self._chosen(src)
-        # The session's model first, then one model of each API the notebook speaks, so the pane can switch among
-        # Anthropic, OpenAI's Responses and Chat Completions APIs, and Gemini (the two OpenAI ones: the same model).
-        candidates = [
-            chosen, src.model, get_model(DEFAULT_ANTHROPIC_MODEL), get_model(DEFAULT_OPENAI_MODEL),
-            get_model(DEFAULT_OPENAI_MODEL, api="openai-completions"), get_model(DEFAULT_GOOGLE_MODEL),
-        ]  # fmt: skip
-        models: dict[str, Model] = {}
-        for candidate in candidates:
-            if candidate is not None:
-                models.setdefault(request_key(candidate), candidate)
+        models = request_models(chosen, src.model)
         # Keep a model the user picked in the view; otherwise follow the session's model.
         default = request_key(chosen)
         current = self.provider  # "" while the widget is being made
@@ -240,12 +231,7 @@ class InspectorWidget(LiveWidget):
         context = Context(
             system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None
         )  # exactly what the agent loop builds
-        agent_options = {}
-        if isinstance(self._source, NotebookSession):
-            agent_options = self._source.agent.stream_options
-        elif isinstance(self._source, Agent):
-            agent_options = self._source.stream_options
-        secrets = secrets_in(agent_options)
+        secrets = source_secrets(self._source)
         for key in now:
             try:
                 body = build_request(models[key], context, dict(src.options))
@@ -373,7 +359,24 @@ class InspectorWidget(LiveWidget):
             if isinstance(value, str) and value in self.requests:
                 self.provider = value
             return
+        if isinstance(content, dict) and content.get("pi") == "what_if":  # a row's what-if controls
+            try:
+                reply = {"ok": True, **self.what_if(content.get("changes") or {})}
+            except Exception as e:  # misuse from the page is shown there, never raised into the kernel's log
+                reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+            self.send({"pi": "what_if_result", "id": content.get("id"), **reply})
+            return
         super()._on_front_end_message(widget, content, buffers)
+
+    def what_if(self, changes: dict[str, list[int]]) -> dict[str, Any]:
+        """What the LLM would get if ``changes`` were made to the history, e.g. ``{"exclude": [3], "drop": [0]}``
+        (kinds: ``exclude`` / ``include`` a bashExecution message, ``hide`` / ``show`` a custom message, ``drop``
+        any; indices as the rows' ``index``). A preview of copies: the session, its file and the agent's history
+        are never changed. Returns ``rows``, ``requests``, ``provider``, ``total_tokens``, ``notes`` and the
+        checked ``changes`` (:func:`~pi_notebook.notebook.inspector_whatif.preview`)."""
+        src = source_of(self._source)
+        models = request_models(self._chosen(src), src.model)
+        return preview(src, changes, models=models, secrets=source_secrets(self._source), provider=self.provider)
 
     def _on_agent_event(self, event: Any) -> None:
         if getattr(event, "type", None) == "agent_end":
