@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import copy
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -109,7 +111,7 @@ def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = No
     :class:`MessageTypeError` unless ``replace=True`` (handy when a notebook cell that defines the class runs
     again). Returns ``model_cls`` so it can be used as a decorator factory's result.
     """
-    global _parser, _passthrough
+    global _parser, _passthrough, _version
     role = _role_of(model_cls)
     with _lock:
         existing = _registry.get(role)
@@ -118,10 +120,70 @@ def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = No
                 f"role {role!r} is already registered to {existing.model.__qualname__}; "
                 f"pass replace=True to register {model_cls.__qualname__} instead"
             )
+        changed = existing is None or existing.model is not model_cls or existing.to_llm is not to_llm
         _registry[role] = MessageType(role, model_cls, to_llm)
         _parser = None  # rebuilt on next use, with every registered class
         _passthrough = frozenset(t.model for t in _registry.values() if t.to_llm is _unchanged)
+        if changed:
+            _version += 1
+    if changed:
+        _notify(role)
     return model_cls
+
+
+# --- listening to the registry -------------------------------------------------------------------------
+
+_version = 0
+_listeners: dict[int, Callable[[], Callable[[str], None] | None]] = {}  # token → a getter of the listener
+_next_token = 0
+
+
+def registry_version() -> int:
+    """A number that grows whenever a role is registered or its converter replaced: whatever was converted
+    with an older number may convert differently now."""
+    return _version
+
+
+def on_registry_change(listener: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``listener(role)`` after each registration that changes something (a new role, another class or
+    another converter for a role), on the thread that registered. Returns ``unsubscribe``.
+
+    A bound method is held weakly (its object is not kept alive by the registry and drops out when collected),
+    so a view that listens, such as an inspector, may simply be forgotten; anything else is held until
+    ``unsubscribe()``. A listener that raises does not stop the others or the registration: it is reported as a
+    warning.
+    """
+    global _next_token
+    getter: Callable[[], Callable[[str], None] | None]
+    if hasattr(listener, "__self__") and hasattr(listener, "__func__"):
+        getter = weakref.WeakMethod(listener)  # type: ignore[arg-type]
+    else:
+        getter = lambda: listener  # noqa: E731 - a getter like WeakMethod's
+    with _lock:
+        _next_token += 1
+        token = _next_token
+        _listeners[token] = getter
+
+    def unsubscribe() -> None:
+        with _lock:
+            _listeners.pop(token, None)
+
+    return unsubscribe
+
+
+def _notify(role: str) -> None:
+    with _lock:
+        current = list(_listeners.items())
+    for token, getter in current:
+        listener = getter()
+        if listener is None:  # its object was collected
+            with _lock:
+                _listeners.pop(token, None)
+            continue
+        try:
+            listener(role)
+        except Exception as e:  # one broken view must not break registering (a notebook cell) or the others
+            warnings.warn(f"a registry listener failed: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
 def message_type(role: str) -> MessageType | None:

@@ -35,7 +35,7 @@ from typing import Any
 import traitlets as t
 from IPython.display import display, update_display
 
-from ..agent_core import Agent
+from ..agent_core import Agent, on_registry_change
 from ..ai import Context, Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL
 from ..ai.request import build_request
@@ -45,6 +45,7 @@ from .inspector_source import (
     Source,
     Trace,
     clean_body,
+    compaction_state,
     reported_usage,
     request_key,
     resolve_model,
@@ -165,6 +166,12 @@ class InspectorWidget(LiveWidget):
     """Things worth knowing (compaction due, a failing transform, defaults shown before the first run)."""
     busy = t.Bool(False).tag(sync=True)
     """True while rows or request bodies of a long history are still being computed, after the cell."""
+    compaction = t.Dict().tag(sync=True)
+    """Where the next compaction would cut (a session or an Agent; ``{}`` otherwise): ``threshold`` (tokens above
+    which Pi compacts: the window minus ``reserve_tokens``), ``cut`` (index of the first message Pi would keep),
+    ``summarise`` (the indices it would summarise), ``enabled``, ``reserve_tokens``, ``keep_recent_tokens``
+    (:func:`~pi_notebook.notebook.inspector_source.compaction_state`). A compaction summary's row carries
+    ``covered``: the messages it replaced, from the session file."""
 
     def __init__(self, source: Any = (), *, model: Model | str | None = None, **kwargs: Any):
         self._source = source
@@ -181,6 +188,8 @@ class InspectorWidget(LiveWidget):
         state = self._compute(defer=self._loop is not None)
         super().__init__(**{**state, **kwargs})
         self._unsubscribe: Any = None
+        # Every open inspector follows the converters (held weakly: a forgotten inspector is not kept alive).
+        self._unsubscribe_registry: Any = on_registry_change(self._on_pipeline_change)
         if self.busy:
             self._schedule()
 
@@ -200,6 +209,7 @@ class InspectorWidget(LiveWidget):
             "reported_usage": reported_usage(trace.messages),
             "model_name": f"{chosen.provider}/{chosen.id}",
             "notes": [*src.notes, *trace.notes],
+            "compaction": compaction_state(src, trace.messages, chosen),
             "busy": True,
         }
         if not self._default_provider:
@@ -278,6 +288,20 @@ class InspectorWidget(LiveWidget):
         self._cancel_step()
         self._apply(self._compute(defer=False))
 
+    def _on_pipeline_change(self, _role: str = "") -> None:
+        """A converter was registered or replaced: every row may convert differently now (the trace's registry
+        version no longer matches, so it is traced again). On the kernel's main thread, at once, inside the cell
+        that registered; from another thread, on the kernel's loop."""
+        if self.comm is None:
+            return
+        if self._loop is not None and threading.current_thread() is not threading.main_thread():
+            self._loop.call_soon_threadsafe(self._on_pipeline_change)
+            return
+        try:
+            self._on_change()
+        except Exception as e:  # e.g. the session's model cannot be resolved: say so, keep the view
+            self._apply({"notes": [*self.notes, f"the inspector stopped: {type(e).__name__}: {e}"], "busy": False})
+
     def _on_change(self) -> None:
         """The session changed (a magic ended): what changed now; in a kernel, a long history's request bodies
         after the cell."""
@@ -311,7 +335,8 @@ class InspectorWidget(LiveWidget):
                 trace = trace.extended(trace.messages)
                 trace.advance(STEP)
                 self._trace = trace
-                self._apply({"rows": trace.rows, "total_tokens": trace.total_tokens})
+                notes = [*self._src.notes, *trace.notes] if self._src is not None else self.notes
+                self._apply({"rows": trace.rows, "total_tokens": trace.total_tokens, "notes": notes})
             else:
                 self._apply(self._requests_state(one=True))
         except Exception as e:  # the same would fail a refresh: say it, stop
@@ -388,6 +413,9 @@ class InspectorWidget(LiveWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if getattr(self, "_unsubscribe_registry", None) is not None:
+            self._unsubscribe_registry()
+            self._unsubscribe_registry = None
         super().close()
 
     # --- display ----------------------------------------------------------------------------------------

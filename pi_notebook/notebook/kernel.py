@@ -7,6 +7,7 @@ command), so an interrupt or a crash loses nothing and a restarted kernel reatta
 from __future__ import annotations
 
 import atexit
+import inspect
 import logging
 import os
 import re
@@ -15,7 +16,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..agent_core import convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent_core import as_agent_message, convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent_core.convert import takes_signal
 from ..ai import default_model, get_model
 from ..coding_agent import BashExecutionMessage, CustomMessage
 from ..coding_agent.session import (
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # the run's modules (the loop, compaction, tools, asyncio) lo
     from ..agent_core import Agent
     from ..ai import Model
     from ..coding_agent.branch_summary import BranchSummary
-    from ..coding_agent.compaction import Compactor
+    from ..coding_agent.compaction import CompactionSettings, Compactor
     from ..coding_agent.context_fit import ContextFitter
 
 NOTICE = "pi_notebook.notice"
@@ -88,6 +90,7 @@ class NotebookSession:
         self.fitter: ContextFitter | None = None
         self._notices: list[str] = []  # said during a run, recorded after it
         self._change_listeners: list[Any] = []
+        self._transform: Any = None  # the user's transform_context, run before the fitter and compaction
         self.branches = BranchPlanner(file)
         self.reload()
         self._recover()
@@ -137,7 +140,7 @@ class NotebookSession:
     def llm_messages(self) -> list[Any]:
         """What the LLM would be sent now: the history after transform_context → convert_to_llm."""
         custom = self._agent.convert_to_llm if self._agent is not None else None
-        return prepare_llm_messages(self.messages, None, custom or convert_to_llm)
+        return prepare_llm_messages(self.messages, self._transform, custom or convert_to_llm)
 
     def reload(self) -> None:
         """Rebuild the agent's history from the session file at its leaf."""
@@ -286,7 +289,7 @@ class NotebookSession:
         branch a re-run cell starts from). ``prompt`` (the cell's text) lets a small model's tools reach the
         paths it names at any depth."""
         from ..agent_core.loop_guard import LoopGuardSettings
-        from ..coding_agent.compaction import CompactionSettings, Compactor
+        from ..coding_agent.compaction import Compactor
         from ..coding_agent.context_fit import ContextFitter
         from ..coding_agent.secrets import mask_tool
         from ..coding_agent.tools import TOOL_FACTORIES
@@ -309,16 +312,7 @@ class NotebookSession:
             names = parse_tools(LOCAL_TOOLS)  # read-only unless asked: a small model must not write by mistake
         else:
             names = parse_tools(self.config.tools)
-        # Pi's defaults assume a 100k+ window; on a small one (the local model has 8,192 tokens) a reserve larger
-        # than the whole window would mean "compact before every call": then scale the settings to the window.
-        window = model.context_window or 128_000
-        reserve, keep = self.config.reserve_tokens, self.config.keep_recent_tokens
-        if reserve >= window:
-            reserve, keep = window // 4, min(keep, window // 2)
-        elif keep >= window - reserve:
-            # e.g. 32k: keeping 20,000 tokens above a 16,384 threshold would compact again at every call
-            keep = (window - reserve) // 2
-        settings = CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
+        settings = self.compaction_settings(model)
         if self.compactor is None or self.compactor.model != model or self.compactor.settings != settings:
             # Small models summarise without a model: their own summary would neither fit nor help.
             self.compactor = Compactor(
@@ -326,7 +320,7 @@ class NotebookSession:
             )
             # Before compaction, a message too large for the window is cut (and named once) for the LLM only.
             self.fitter = ContextFitter(model, self.compactor, on_oversized=self._on_oversized, latest_only=small)
-            self.agent.transform_context = self.fitter
+        self._install_transform()
         # A small model's answers are short: a tail repeated 3 times over 120 characters is already degenerate.
         self.agent.loop_guard = LoopGuardSettings(**SMALL_MODEL_GUARD) if small else True
         self.agent.set_model(model)
@@ -341,6 +335,47 @@ class NotebookSession:
         self.agent.set_thinking_level(level)  # type: ignore[arg-type]
         limit = self.config.max_turns if max_turns is None else max_turns
         self.agent.max_turns = limit or None
+
+    def compaction_settings(self, model: Model) -> CompactionSettings:
+        """The compaction settings a run with ``model`` uses: ``%agent_config``'s, scaled to a small window."""
+        from ..coding_agent.compaction import CompactionSettings
+
+        # Pi's defaults assume a 100k+ window; on a small one (the local model has 8,192 tokens) a reserve larger
+        # than the whole window would mean "compact before every call": then scale the settings to the window.
+        window = model.context_window or 128_000
+        reserve, keep = self.config.reserve_tokens, self.config.keep_recent_tokens
+        if reserve >= window:
+            reserve, keep = window // 4, min(keep, window // 2)
+        elif keep >= window - reserve:
+            # e.g. 32k: keeping 20,000 tokens above a 16,384 threshold would compact again at every call
+            keep = (window - reserve) // 2
+        return CompactionSettings(enabled=self.config.compaction, reserve_tokens=reserve, keep_recent_tokens=keep)
+
+    @property
+    def transform_context(self) -> Any:
+        """Your own ``transform_context(messages)`` (sync or async; Pi's ``(messages, signal)`` too), or ``None``.
+
+        The agent runs it on the history before the notebook's own stages (cutting oversized messages, then
+        compaction), so those see what it returns. Setting it takes effect at the next LLM call and refreshes
+        the open inspectors of this session; nothing stored changes."""
+        return self._transform
+
+    @transform_context.setter
+    def transform_context(self, fn: Any) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError(f"transform_context must be callable or None, not {type(fn).__name__}")
+        self._transform = fn
+        self._install_transform()
+        self._changed()
+
+    def _install_transform(self) -> None:
+        """The agent's transform_context: the user's, then the fitter (which runs compaction), once there is one."""
+        if self.fitter is not None:
+            self.agent.transform_context = (
+                self.fitter if self._transform is None else _Then(self._transform, self.fitter)
+            )
+        elif self._agent is not None:
+            self._agent.transform_context = self._transform
 
     def _branch_summarizer(self, model: Model) -> Any:
         """Pi's model-written branch summary when ``branch_summary_model`` is set (``same`` = the run's model);
@@ -533,6 +568,20 @@ class NotebookSession:
             mark = "*" if entry.id == self.file.leaf_id else " "
             out.append(f"{mark} {entry.id}  {what}" + (f"  [{label}]" if label else ""))
         return out
+
+
+class _Then:
+    """The user's transform_context, then the notebook's own stages (``then``), as one stage for the agent."""
+
+    def __init__(self, first: Any, then: Any):
+        self.first, self.then = first, then
+
+    async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
+        out = self.first(list(messages), signal) if takes_signal(self.first) else self.first(list(messages))
+        out = await out if inspect.isawaitable(out) else out
+        if isinstance(out, (str, bytes, dict)) or not isinstance(out, Sequence):
+            raise TypeError(f"your transform_context returned {type(out).__name__}, not a list of messages")
+        return await self.then([as_agent_message(m) for m in out], signal)
 
 
 def _preview(data: dict[str, Any], width: int = 70) -> str:

@@ -50,6 +50,7 @@ SUMMARY_LIMIT = 200
 
 INSPECTOR_KEYS = (
     "rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes",
+    "compaction",
 )  # fmt: skip
 
 # One small stylesheet per output (nbconvert, VS Code and GitHub show outputs without the extension's CSS): class
