@@ -7,7 +7,9 @@ unchanged, translated into user message(s), dropped (and why), or summarised awa
 transform added (a compaction summary) get ``injected`` rows. Error/aborted assistant messages survive
 ``convert_to_llm`` but every provider's pre-pass drops them, so they are shown as dropped, and the trace keeps
 both lists: ``llm_messages`` (what ``prepare_llm_messages`` returns) and ``provider_messages`` (what reaches
-the provider). Pure: no I/O beyond what ``transform_context`` itself does.
+the provider). A converter that raises for a message gives that message an ``error`` row (what it raised) and the
+others are traced as usual; ``BoundaryTrace.error`` says the LLM call itself would fail (the agent's boundary is
+unchanged: there a raising converter still fails the run). Pure: no I/O beyond what ``transform_context`` does.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .messages import BashExecutionMessage, CompactionSummaryMessage, CustomMess
 
 __all__ = ["BoundaryTrace", "TraceRow", "atrace_boundary", "trace_boundary"]
 
-Status = Literal["passed", "translated", "dropped", "summarised", "injected"]
+Status = Literal["passed", "translated", "dropped", "summarised", "injected", "error"]
 
 _LLM_ROLES = ("user", "assistant", "toolResult")
 ERROR_ASSISTANT_REASON = "error/aborted assistant: not replayed to the provider"
@@ -49,9 +51,9 @@ class TraceRow:
     role: str
     """The AgentMessage's role."""
     status: Status
-    """``passed``, ``translated``, ``dropped``, ``summarised`` or ``injected``."""
+    """``passed``, ``translated``, ``dropped``, ``summarised``, ``injected``, or ``error`` (its converter raised)."""
     reason: str
-    """Why, in a few words."""
+    """Why, in a few words (for ``error``: ``"<ExcType>: <message>"`` of what the converter raised)."""
     tokens: int = 0
     """Estimated tokens of what is sent for it (0 when nothing is)."""
     agent: dict[str, Any] | None = None
@@ -87,6 +89,9 @@ class BoundaryTrace:
     aligned: bool = True
     """False when converting messages one by one differs from converting the whole list (a converter that
     merges or reorders); ``llm_messages`` is then the whole-list result and the rows are approximate."""
+    error: str | None = None
+    """When ``convert_to_llm`` raised for some messages (their rows say ``error``): the error the LLM call
+    would fail with. ``llm_messages`` then holds what the other messages convert to."""
 
     @property
     def total_tokens(self) -> int:
@@ -101,6 +106,7 @@ class BoundaryTrace:
             "provider_messages": [to_pi_json(m) for m in self.provider_messages],
             "total_tokens": self.total_tokens,
             "aligned": self.aligned,
+            "error": self.error,
         }
 
 
@@ -146,8 +152,9 @@ def trace_boundary(
     """Explain, message by message, what ``transform_context`` → ``convert`` does to ``messages``.
 
     Either stage may be async (it is run with ``asyncio.run``, on a worker thread if an event loop is
-    running here); :func:`atrace_boundary` awaits them instead. A stage that fails raises
-    :class:`~pi_notebook.agent_core.convert.ContextPipelineError`, as in ``prepare_llm_messages``. The transform
+    running here); :func:`atrace_boundary` awaits them instead. A failing ``transform_context`` raises
+    :class:`~pi_notebook.agent_core.convert.ContextPipelineError`, as in ``prepare_llm_messages``; a message whose
+    conversion raises gets an ``error`` row instead (and ``BoundaryTrace.error`` is set). The transform
     really runs: pass a side-effect-free one to preview (a :class:`~pi_notebook.coding_agent.compaction.Compactor`
     over its threshold compacts, calling its model).
     """
@@ -156,9 +163,9 @@ def trace_boundary(
     if transform_context is not None:
         out = _sync("transform_context", transform_context, list(original))
         transformed = _typed(checked_list("transform_context", out))
-    per = [checked_llm_messages(_sync("convert_to_llm", convert, [m])) for m in transformed]
-    full = checked_llm_messages(_sync("convert_to_llm", convert, list(transformed)))
-    return _build(original, transformed, per, full)
+    per, failed = _each(lambda m: checked_llm_messages(_sync("convert_to_llm", convert, [m])), transformed)
+    full = None if failed else checked_llm_messages(_sync("convert_to_llm", convert, list(transformed)))
+    return _build(original, transformed, per, full, failed)
 
 
 async def atrace_boundary(
@@ -172,9 +179,37 @@ async def atrace_boundary(
     if transform_context is not None:
         out = await await_stage("transform_context", transform_context, list(original))
         transformed = _typed(checked_list("transform_context", out))
-    per = [checked_llm_messages(await await_stage("convert_to_llm", convert, [m])) for m in transformed]
-    full = checked_llm_messages(await await_stage("convert_to_llm", convert, list(transformed)))
-    return _build(original, transformed, per, full)
+    per: list[list[Any]] = []
+    failed: dict[int, str] = {}
+    for pos, m in enumerate(transformed):
+        try:
+            per.append(checked_llm_messages(await await_stage("convert_to_llm", convert, [m])))
+        except ContextPipelineError as e:
+            per.append([])
+            failed[pos] = failure(e)
+    full = None if failed else checked_llm_messages(await await_stage("convert_to_llm", convert, list(transformed)))
+    return _build(original, transformed, per, full, failed)
+
+
+def _each(convert_one: Callable[[Any], list[Any]], messages: list[Any]) -> tuple[list[list[Any]], dict[int, str]]:
+    """Each message converted alone, and the positions whose conversion raised (→ what it raised)."""
+    per: list[list[Any]] = []
+    failed: dict[int, str] = {}
+    for pos, m in enumerate(messages):
+        try:
+            per.append(convert_one(m))
+        except ContextPipelineError as e:  # that row shows the error; the others are traced as usual
+            per.append([])
+            failed[pos] = failure(e)
+    return per, failed
+
+
+def failure(error: ContextPipelineError) -> str:
+    """``"<ExcType>: <message>"`` of what a stage raised (the original error, not its wrapper)."""
+    cause = error.__cause__
+    if cause is not None and not isinstance(cause, ContextPipelineError):
+        return f"{type(cause).__name__}: {cause}"
+    return f"{type(error).__name__}: {error}"
 
 
 # --- building the rows ---------------------------------------------------------------------------------
@@ -236,10 +271,13 @@ def _match(original: list[Any], transformed: list[Any]) -> list[int | None]:
     return matches
 
 
-def _kept_row(index: int | None, message: Any, produced: list[Any]) -> TraceRow:
-    """The row of a message that reached ``convert_to_llm``."""
+def _kept_row(index: int | None, message: Any, produced: list[Any], error: str | None = None) -> TraceRow:
+    """The row of a message that reached ``convert_to_llm`` (``error``: what its conversion raised)."""
     role = _role(message)
     row = TraceRow(index, role, "dropped", "", agent=to_pi_json(message))
+    if error is not None:
+        row.status, row.reason = "error", error
+        return row
     if isinstance(message, OpaqueMessage):
         row.reason = f"{message.reason}: never sent"
         return row
@@ -273,7 +311,14 @@ def _kept_row(index: int | None, message: Any, produced: list[Any]) -> TraceRow:
     return row
 
 
-def _build(original: list[Any], transformed: list[Any], per: list[list[Any]], full: list[Any]) -> BoundaryTrace:
+def _build(
+    original: list[Any],
+    transformed: list[Any],
+    per: list[list[Any]],
+    full: list[Any] | None,
+    failed: dict[int, str] | None = None,
+) -> BoundaryTrace:
+    failed = failed or {}
     matches = _match(original, transformed)
     matched = {i for i in matches if i is not None}
     summary_first = bool(transformed) and isinstance(transformed[0], CompactionSummaryMessage) and matches[0] is None
@@ -311,8 +356,8 @@ def _build(original: list[Any], transformed: list[Any], per: list[list[Any]], fu
                 emit_missing(first_kept)  # what the summary stands for, then the summary
             elif t_pos in copy_of:
                 emit_missing(copy_of[t_pos] + 1)  # the original, then its changed copy
-            row = _kept_row(None, t, per[t_pos])
-            if row.status != "dropped":
+            row = _kept_row(None, t, per[t_pos], failed.get(t_pos))
+            if row.status not in ("dropped", "error"):
                 row.status = "injected"
                 if t_pos == 0 and summary_first:
                     row.reason = f"compaction summary added by transform_context (replaces {len(summarised)})"
@@ -324,13 +369,16 @@ def _build(original: list[Any], transformed: list[Any], per: list[list[Any]], fu
             continue
         emit_missing(m)
         emitted.add(m)
-        rows.append(_kept_row(m, t, per[t_pos]))
+        rows.append(_kept_row(m, t, per[t_pos], failed.get(t_pos)))
     emit_missing(len(original))
 
     concatenated = [msg for produced in per for msg in produced]
-    aligned = [to_pi_json(m) for m in concatenated] == [to_pi_json(m) for m in full]
+    error = None
+    if full is None:  # a converter raised: what the others convert to (the real call fails with the error)
+        full, error = concatenated, f"convert_to_llm failed: {next(iter(failed.values()))}"
+    aligned = error is not None or [to_pi_json(m) for m in concatenated] == [to_pi_json(m) for m in full]
     provider = [m for m in full if not _is_failed_assistant(m)]
-    return BoundaryTrace(rows, full, provider, aligned)
+    return BoundaryTrace(rows, full, provider, aligned, error)
 
 
 def _same_slot(a: Any, b: Any) -> bool:

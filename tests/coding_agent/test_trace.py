@@ -114,7 +114,7 @@ def test_total_tokens_estimate_what_is_sent():
 
 def test_to_json_rows_have_the_inspector_keys():
     data = trace_boundary(history()).to_json()
-    assert set(data) == {"rows", "llm_messages", "provider_messages", "total_tokens", "aligned"}
+    assert set(data) == {"rows", "llm_messages", "provider_messages", "total_tokens", "aligned", "error"}
     keys = {"index", "role", "status", "reason", "tokens", "agent", "llm", "produced_text"}
     assert all(set(row) == keys for row in data["rows"])
 
