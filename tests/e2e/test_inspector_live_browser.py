@@ -1,0 +1,122 @@
+"""In real JupyterLab and Chromium (#15): the inspector already on screen answers a cell that replaces a converter,
+within 0.5 s of that cell finishing, in the same output (nothing displayed again); a converter that raises shows its
+error on its row while the other rows stay."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.e2e.lab import CHROMIUM, CHROMIUM_ARGS, Lab, open_notebook, write_notebook
+
+SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
+SHOUT = """from pi_notebook.agent import BashExecutionMessage, register_message_type
+from pi_notebook.ai import TextContent, UserMessage
+
+def shout(message):
+    return UserMessage(content=[TextContent(text="SHOUTED " + message.output.upper())])
+
+_ = register_message_type(BashExecutionMessage, to_llm=shout, replace=True)"""
+BROKEN = """def on_strike(message):
+    raise ValueError("converter on strike")
+
+_ = register_message_type(BashExecutionMessage, to_llm=on_strike, replace=True)"""
+CELLS = [
+    SETUP,
+    "%bash echo hello-live",
+    'faux.set_responses(["a plain answer"])',
+    "%%agent --model faux/faux-1 --tools none\nSay something.",
+    "insp = pi_notebook.inspect(pi_notebook.current_session())\ninsp",
+    SHOUT,
+    BROKEN,
+]
+INSPECTOR_CELL, SHOUT_CELL, BROKEN_CELL = 4, 5, 6
+LLM = "[data-pane=llm]:visible"  # the live view's (the saved form beside it is hidden while the widget lives)
+
+# Times (performance.now()) at which the inspector's LLM pane first shows `wanted` and the cell `cell` finishes
+# (its prompt shows an execution count), watched from before the cell is run.
+WATCH = """([cell, inspector, wanted]) => {
+  const cells = () => document.querySelectorAll('.jp-Notebook .jp-Cell');
+  const t = (window.__times = {});
+  const observer = new MutationObserver(() => {
+    const now = performance.now();
+    const llm = [...cells()[inspector].querySelectorAll('[data-pane=llm]')].filter(e => e.checkVisibility()).map(e => e.innerText).join('\\n');
+    if (t.changed === undefined && llm.includes(wanted)) t.changed = now;
+    const prompt = cells()[cell].querySelector('.jp-InputPrompt')?.textContent || '';
+    if (t.finished === undefined && /\\[\\d+\\]/.test(prompt)) t.finished = now;
+  });
+  observer.observe(document.querySelector('.jp-Notebook'),
+                   { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
+    server = Lab(tmp_path_factory.mktemp("live-root"), tmp_path_factory.mktemp("live-home"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(lab):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        yield page
+        browser.close()
+
+
+def run_cell(page, index: int) -> None:
+    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def wait_ran(page, index: int, timeout: float = 60_000) -> None:
+    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
+    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
+
+
+def test_the_open_inspector_follows_a_replaced_converter(lab, page):
+    write_notebook(lab.root / "live.ipynb", CELLS)
+    open_notebook(page, lab, "live.ipynb")
+    for index in range(INSPECTOR_CELL + 1):
+        run_cell(page, index)
+        wait_ran(page, index, timeout=120_000)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    inspector = cells.nth(INSPECTOR_CELL)
+    inspector.locator(LLM, has_text="hello-live").first.wait_for(timeout=60_000)
+    assert "SHOUTED" not in " ".join(inspector.locator(LLM).all_inner_texts())
+    outputs = inspector.locator(".jp-OutputArea-output")
+    assert outputs.count() == 1
+    outputs.first.evaluate("el => { window.__inspectorOutput = el; }")
+
+    page.evaluate(WATCH, [SHOUT_CELL, INSPECTOR_CELL, "SHOUTED HELLO-LIVE"])
+    run_cell(page, SHOUT_CELL)
+    page.wait_for_function(
+        "() => window.__times.changed !== undefined && window.__times.finished !== undefined", timeout=30_000
+    )
+    times = page.evaluate("window.__times")
+    assert times["changed"] - times["finished"] <= 500, times  # (negative: it changed while the cell ran)
+
+    # The same output, not a new display; the cell that changed the converter shows nothing
+    assert outputs.count() == 1
+    assert outputs.first.evaluate("el => el === window.__inspectorOutput")
+    assert cells.nth(SHOUT_CELL).locator(".jp-OutputArea-output").count() == 0
+    llm_texts = inspector.locator(LLM).all_inner_texts()
+    assert any("SHOUTED HELLO-LIVE" in text for text in llm_texts)
+    assert not any("Ran `echo hello-live`" in text for text in llm_texts)
+
+    # A converter that raises: its row says what it raised, the others are traced as before, the view lives on
+    run_cell(page, BROKEN_CELL)
+    wait_ran(page, BROKEN_CELL)
+    row = inspector.locator(".pi-insp-row:visible", has_text="ValueError: converter on strike")
+    row.wait_for(timeout=10_000)
+    assert row.count() == 1 and row.get_attribute("data-role") == "bashExecution"
+    assert "not sent" in row.locator(LLM).inner_text()
+    assert "a plain answer" in " ".join(inspector.locator(LLM).all_inner_texts())
+    assert "converter raised" in inspector.inner_text()  # the note
+    assert outputs.count() == 1 and outputs.first.evaluate("el => el === window.__inspectorOutput")
