@@ -5,9 +5,15 @@
 // the rows near the viewport (virtual.js), and new rows are drawn without redrawing the others.
 import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.js";
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
+import { compactionOf, compactionText, decorateRow, drawThreshold } from "./compaction.js";
+import { Compare } from "./compare.js";
+import { fillDiff, fillText } from "./request_text.js";
 import { announceState } from "./snapshot.js";
 import { shortText } from "./summary.js";
 import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
+import { WhatIf } from "./whatif.js";
+
+export { fillText };
 
 export const STATUSES = ["passed", "translated", "dropped", "summarised", "injected"];
 const STATUS_HELP = {
@@ -45,46 +51,6 @@ function snippetOf(row) {
     if (m?.toolCallId) return String(m.toolCallId);
   }
   return "";
-}
-
-const CHUNKED_TEXT = 20000; // characters: a longer request body is laid out in chunks, those on screen only
-const CHUNK_LINES = 200;
-
-/**
- * Put `text` in `pre`, with an optional mark over [at, at + length). A long text goes in blocks of CHUNK_LINES
- * lines that the browser lays out only when on screen (content-visibility): a request body of 2,000 messages
- * would take half a second to lay out at each refresh otherwise. The text (textContent) is the same.
- */
-export function fillText(pre, text, mark = null) {
-  pre.textContent = "";
-  const piece = (start, end) => {
-    if (!mark || end <= mark.at || start >= mark.at + mark.length) return [text.slice(start, end)];
-    const from = Math.max(start, mark.at);
-    const to = Math.min(end, mark.at + mark.length);
-    const el = h("mark", { class: "pi-request-mark" }, text.slice(from, to));
-    mark.el ??= el;
-    return [text.slice(start, from), el, text.slice(to, end)];
-  };
-  if (text.length < CHUNKED_TEXT) {
-    pre.append(...piece(0, text.length));
-    return;
-  }
-  const frag = doc().createDocumentFragment();
-  let start = 0;
-  while (start < text.length) {
-    let end = start;
-    let lines = 0;
-    while (lines < CHUNK_LINES && end < text.length) {
-      const nl = text.indexOf("\n", end);
-      end = nl < 0 ? text.length : nl + 1;
-      lines++;
-    }
-    const chunk = h("span", { class: "pi-text-chunk" }, ...piece(start, end));
-    chunk.style.containIntrinsicSize = `auto ${(lines * 1.45).toFixed(1)}em`;
-    frag.appendChild(chunk);
-    start = end;
-  }
-  pre.appendChild(frag);
 }
 
 function clampPct(pct) {
@@ -168,9 +134,11 @@ class InspectorView {
     this.requestPre = h("pre", { class: "pi-json pi-request-json" });
     this.rowsEl = h("div", { class: "pi-insp-rows" });
     this.notesEl = h("ul", { class: "pi-insp-notes" });
+    this.whatif = new WhatIf(model, (state) => this.previewChanged(state)); // what-if.js: row controls, preview
+    this.compare = new Compare(model, this.whatif); // compare.js: two bodies side by side, diffed
     this.root = h(
       "div",
-      { class: "pi-inspector", dataset: { state: "ready" } },
+      { class: "pi-inspector", dataset: { state: "ready", whatif: this.whatif.live ? "off" : "no-kernel" } },
       h(
         "header",
         { class: "pi-insp-head" },
@@ -185,6 +153,7 @@ class InspectorView {
         ),
       ),
       this.notesEl,
+      this.whatif.banner,
       h(
         "div",
         { class: "pi-insp-body" },
@@ -208,11 +177,13 @@ class InspectorView {
             { class: "pi-pane-head" },
             h("span", null, "request body "),
             this.providerSelect,
+            this.compare.button,
             copyButton(() => this.requestText, "copy", this.requestPre),
           ),
           this.requestPre,
         ),
       ),
+      this.compare.section,
     );
     el.appendChild(this.root);
 
@@ -232,9 +203,10 @@ class InspectorView {
     });
 
     this.handlers = {
-      "change:rows": () => this.renderRows(),
+      "change:rows": () => (this.whatif.preview ? this.whatif.ask() : this.renderRows()), // a preview: asked anew
       "change:requests": () => this.renderRequest(),
       "change:provider": () => this.renderRequest(),
+      "change:compaction": () => [this.renderHeader(), this.redrawRows()],
       "change:context_window": () => this.renderHeader(),
       "change:total_tokens": () => this.renderHeader(),
       "change:reported_usage": () => this.renderHeader(),
@@ -252,6 +224,7 @@ class InspectorView {
   destroy() {
     for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
     this.vlist?.destroy();
+    this.whatif.destroy();
     this.root.remove();
   }
 
@@ -266,6 +239,8 @@ class InspectorView {
     this.gauge.setAttribute("aria-valuenow", String(used));
     if (max > 0) this.gauge.setAttribute("aria-valuemax", String(max));
     this.gaugeFill.style.width = `${clampPct(pct)}%`;
+    const compaction = compactionOf(this.model.get("compaction"));
+    drawThreshold(this.gaugeFill.parentElement, compaction, max);
     // Two figures, each saying what it is: our chars/4 estimate of the messages (what the bar shows) and,
     // once a reply came back, the input tokens the provider reported for that request.
     this.gaugeText.textContent = "";
@@ -275,6 +250,7 @@ class InspectorView {
         : `~${fmtInt(used)} tokens (context window unknown)`,
       " ",
       h("span", { class: "pi-figure-kind", title: "characters / 4 of the messages; system prompt and tools not counted" }, "estimate: messages, chars/4"),
+      compactionText(compaction) ? h("span", { class: "pi-compaction-text", dataset: { figure: "compaction" } }, ` · ${compactionText(compaction)}`) : "",
     );
     this.gauge.setAttribute("aria-valuetext", this.gaugeText.textContent);
     const reported = reportedFigure(this.model.get("reported_usage"));
@@ -304,7 +280,7 @@ class InspectorView {
 
   /** Draw the rows: those unchanged since the last time (the same objects: a delta appended rows) stay. */
   renderRows() {
-    const rows = asList(this.model.get("rows"));
+    const rows = this.whatif.rows() ?? asList(this.model.get("rows"));
     const before = this.items;
     let same = 0;
     while (same < before.length && same < rows.length && before[same].row === rows[same]) same++;
@@ -344,6 +320,21 @@ class InspectorView {
     this.applyFilter(same);
   }
 
+  /** Draw every row again (the what-if preview or the compaction marks changed). */
+  redrawRows() {
+    for (const item of this.items) item.el?.remove();
+    this.items = [];
+    this.renderRows();
+  }
+
+  /** The what-if preview came, went or is on its way: rows, request pane and compare view follow it. */
+  previewChanged(state) {
+    this.root.dataset.whatif = state;
+    this.redrawRows();
+    this.renderRequest();
+    this.compare.previewChanged();
+  }
+
   /** From drawing every row to drawing those near the viewport (a long list), or back. */
   switchMode(virtual) {
     for (const item of this.items) {
@@ -379,6 +370,7 @@ class InspectorView {
         { class: "pi-cell-head" },
         h("span", { class: "pi-idx" }, Number.isFinite(row?.index) ? `#${row.index}` : ""),
         h("span", { class: "pi-role-tag" }, agent ? String(agent.role ?? "(no role)") : "—"),
+        this.whatif.controls(row),
       ),
     );
     agentCell.appendChild(
@@ -442,6 +434,8 @@ class InspectorView {
         toggle();
       }
     });
+    this.whatif.decorate(el, row, llmCell, statusCell);
+    decorateRow(el, row, compactionOf(this.model.get("compaction")), agentCell, statusCell);
     this.syncExpanded(el, row, key);
     return el;
   }
@@ -541,12 +535,18 @@ class InspectorView {
     this.providerSelect.value = name;
     this.providerSelect.disabled = names.length < 2;
     this.requestText = name ? (prettyJson(requests[name]) ?? "") : "";
-    fillText(this.requestPre, name ? this.requestText : "(no request built yet)");
+    const preview = this.whatif.requestText(name);
+    if (preview !== null) {
+      fillDiff(this.requestPre, this.requestText, preview); // the preview's body, its changes marked
+      this.requestText = preview;
+    } else fillText(this.requestPre, name ? this.requestText : "(no request built yet)");
+    this.compare.render();
     this.requestPre.dataset.provider = name;
   }
 
   /** Mark the first place the row's text appears in the request body, and scroll to it. */
   highlightInRequest(snippet) {
+    if (this.whatif.preview) return; // the pane shows the preview's changes marked: kept
     const text = this.requestText || "";
     const needle = snippet && text ? JSON.stringify(snippet).slice(1, -1) : "";
     const at = needle ? text.indexOf(needle) : -1;

@@ -114,7 +114,7 @@ describe("inspector", () => {
     assert.equal(bash.querySelector(".pi-badge").textContent, "translated");
     assert.equal(bash.querySelector(".pi-reason").textContent, "bashExecution → user text");
     assert.equal(bash.querySelector(".pi-tokens").textContent, "~20 tok");
-    assert.match(bash.querySelector('[data-pane="agent"]').textContent, /#5bashExecution\$ git status \(exit 0\)/);
+    assert.match(bash.querySelector('[data-pane="agent"]').textContent, /^#5bashExecution.*\$ git status \(exit 0\)$/);
     assert.match(bash.querySelector('[data-pane="llm"]').textContent, /^userRan `git status`/);
     assert.equal(all[0].querySelector('[data-pane="llm"]').textContent, "userThe conversation history before this point...");
     const dropped = all[4];

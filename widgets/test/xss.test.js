@@ -78,7 +78,7 @@ function assertSafe(root, label) {
     }
   }
   for (const input of root.querySelectorAll("input, button, select, textarea")) {
-    assert.ok(input.closest(".pi-hidden-toggle, .pi-insp-controls, .pi-pane-head, .pi-output, .pi-insp-head") || input.matches(".pi-show-more"), `${label}: content control <${input.tagName}>`);
+    assert.ok(input.closest(".pi-hidden-toggle, .pi-insp-controls, .pi-pane-head, .pi-output, .pi-insp-head, .pi-whatif-controls, .pi-whatif-banner") || input.matches(".pi-show-more, .pi-diff-fold"), `${label}: content control <${input.tagName}>`);
   }
   // Nothing rendered from content may carry our own classes or ids (UI spoofing, clobbering).
   for (const el of root.querySelectorAll(".pi-md *")) {
@@ -200,6 +200,39 @@ describe("XSS corpus", () => {
       assertSafe(el, `inspector ${JSON.stringify(p).slice(0, 60)}`);
       await fireEverything(el);
       assert.equal(win.__piPwned, undefined, `canary set by ${p}`);
+      cleanup();
+      el.remove();
+    }
+  });
+
+  test("inspector what-if preview, compare and compaction marks: every payload", async () => {
+    for (const p of PAYLOADS) {
+      const agent = { role: "bashExecution", command: p, output: p, exitCode: 0, timestamp: 1 };
+      const llm = [{ role: "user", content: [{ type: "text", text: p }], timestamp: 1 }];
+      const row = { index: 0, role: "bashExecution", status: "translated", reason: p, tokens: 1, agent, llm };
+      const summary = { index: 1, role: "compactionSummary", status: "translated", reason: p, tokens: 1,
+        agent: { role: "compactionSummary", summary: p, tokensBefore: 1 }, llm, covered: [agent, { role: p, content: p }] };
+      const { el, model, cleanup } = mount(inspector, {
+        rows: [row, summary],
+        requests: { [p]: { messages: [{ role: "user", content: p }] }, other: { system: p } },
+        provider: p,
+        context_window: 100,
+        total_tokens: 1,
+        model_name: p,
+        compaction: { threshold: 50, cut: 1, summarise: [0], enabled: true },
+      });
+      el.querySelector('[data-whatif="exclude"]').dispatchEvent(new win.MouseEvent("click", { bubbles: true }));
+      const id = model.sent.at(-1).id;
+      const after = { ...row, status: "dropped", reason: p, llm: [], whatIf: p, agent: { ...agent, command: `${p}\n${p}` } };
+      model.emit("msg:custom", { pi: "what_if_result", id, ok: true, rows: [after, { ...summary, llm: [] }],
+        requests: { [p]: { messages: [{ role: "user", content: `${p}!` }], extra: p }, other: p }, total_tokens: 0, notes: [p] });
+      el.querySelector('[data-control="compare"]').dispatchEvent(new win.MouseEvent("click", { bubbles: true }));
+      for (const d of el.querySelectorAll("details")) d.open = true;
+      assertSafe(el, `what-if ${JSON.stringify(p).slice(0, 60)}`);
+      await fireEverything(el);
+      assert.equal(win.__piPwned, undefined, `canary set by ${p}`);
+      model.emit("msg:custom", { pi: "what_if_result", id, ok: false, error: p });
+      assertSafe(el, `what-if error ${JSON.stringify(p).slice(0, 60)}`);
       cleanup();
       el.remove();
     }
