@@ -38,14 +38,14 @@ export function drawThreshold(bar, compaction, contextWindow) {
 export function compactionText(compaction) {
   if (!compaction?.threshold) return "";
   const off = compaction.enabled ? "" : " (auto-compaction off)";
-  const cut = compaction.cut === null ? "" : `; it would keep #${compaction.cut} on`;
+  const cut = compaction.cut === null || !compaction.summarise.size ? "" : `; it would keep #${compaction.cut} on`;
   return `compacts at ~${fmtInt(compaction.threshold)} tokens${off}${cut}`;
 }
 
 /** Mark one drawn row: the cut line above it, "would be summarised", and a summary's covered messages. */
 export function decorateRow(el, row, compaction, agentCell, statusCell) {
   const index = Number.isInteger(row?.index) ? row.index : null;
-  if (compaction && index !== null && index === compaction.cut) {
+  if (compaction && index !== null && index === compaction.cut && compaction.summarise.size) {
     el.dataset.cut = "before";
     el.prepend(
       h(

@@ -13,10 +13,13 @@ export const KINDS = {
   },
   inspector: {
     mime: "application/vnd.pi-notebook.inspector+json",
-    keys: ["rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes"],
+    keys: [
+      "rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes",
+      "compaction",
+    ],
     defaults: {
       rows: [], requests: {}, provider: "", context_window: 0, total_tokens: 0, reported_usage: {}, model_name: "",
-      notes: [], busy: false,
+      notes: [], busy: false, compaction: {},
     },
   },
 };

@@ -4,6 +4,7 @@ import { describe, test } from "node:test";
 import { dom, kernelSends, mount } from "./setup.js";
 import { session } from "./fixtures.js";
 import * as inspector from "../src/inspector.js";
+import { savedState, snapshot } from "../src/snapshot.js";
 import { staticModel } from "../src/static_model.js";
 
 const msgs = session();
@@ -254,5 +255,22 @@ describe("compaction marks", () => {
     assert.match(items[2], /^bashExecution/);
     click(details.querySelector("summary"));
     assert.equal(rowEl(el, 0).getAttribute("aria-expanded"), "false"); // the row did not toggle
+  });
+
+  test("a saved inspector keeps them (the saved form holds the trait)", () => {
+    const live = show({ compaction });
+    const saved = savedState("inspector", JSON.parse(JSON.stringify(snapshot("inspector", live.model))));
+    assert.deepEqual(saved.compaction, compaction);
+    const el = document.createElement("div");
+    document.body.appendChild(el);
+    inspector.default.render({ model: staticModel(saved), el });
+    assert.equal(el.querySelector(".pi-cut-line").closest(".pi-insp-row").dataset.index, "6");
+    assert.ok(el.querySelector(".pi-gauge-threshold"));
+  });
+
+  test("nothing to summarise: no cut line", () => {
+    const { el } = show({ compaction: { threshold: 150000, cut: 1, summarise: [], enabled: true } });
+    assert.equal(el.querySelector(".pi-cut-line"), null);
+    assert.ok(el.querySelector(".pi-gauge-threshold"));
   });
 });
