@@ -92,7 +92,7 @@ export class WhatIf {
 
   /** The controls of one row (an element), or null for a row with nothing to change (an injected message). */
   controls(row) {
-    const toggles = togglesFor(row);
+    const toggles = togglesFor(this.preview ? (this.baseOf(row) ?? row) : row); // as stored, not as previewed
     if (!toggles.length) return null;
     const box = h("span", { class: "pi-whatif-controls", role: "group", "aria-label": "what if" });
     for (const t of toggles) {

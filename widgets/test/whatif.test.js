@@ -101,6 +101,10 @@ describe("what if, per row", () => {
     assert.match(llm.querySelector("del.pi-diff-old").textContent, /Ran `git status`/);
     assert.match(row.textContent, /what if: exclude/);
     assert.equal(rowEl(el, 1).dataset.diff, undefined); // unchanged rows are not marked
+    // the toggles still say what is stored: the same button turns the change off again
+    const toggle = row.querySelector("button.pi-whatif-toggle");
+    assert.equal(toggle.dataset.whatif, "exclude");
+    assert.equal(toggle.getAttribute("aria-pressed"), "true");
     // the request pane: the preview's body, the removed lines struck out and marked
     const pre = el.querySelector(".pi-request-json");
     const removed = [...pre.querySelectorAll("del.pi-diff-del")].map((d) => d.textContent).join("");
