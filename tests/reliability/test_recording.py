@@ -67,8 +67,12 @@ def test_a_command_run_while_the_agent_streams_is_durable_at_once_and_keeps_its_
     assert not list(session.file.path.parent.glob("*.pending"))
 
 
+# Both scripts limit the size of the files the process may write (RLIMIT_FSIZE). They must not write bytecode:
+# a module first imported under the limit would leave a cut .pyc in the checkout, which every later import of it
+# (in any process) fails on ("marshal data too short").
 SCRIPT = textwrap.dedent("""
     import json, resource, signal, sys
+    sys.dont_write_bytecode = True
     from IPython.core.interactiveshell import InteractiveShell
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of a kill
     ip = InteractiveShell.instance()
@@ -121,7 +125,8 @@ def test_a_session_file_that_cannot_be_written_keeps_everything_and_writes_it_la
 
 
 FAILED_APPEND = textwrap.dedent("""
-    import json, os, resource, signal
+    import json, os, resource, signal, sys
+    sys.dont_write_bytecode = True
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     from pi_notebook.ai import UserMessage
     from pi_notebook.coding_agent.session import SessionFile
