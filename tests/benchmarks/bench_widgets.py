@@ -364,13 +364,15 @@ _FIRST_DRAWN = """async ([index, selector, total]) => {
   const done = new Promise((resolve) => {
     const poll = () => {
       const node = cell();
-      const row = node.querySelector(selector);
-      if (first === null && row && row.getBoundingClientRect().height > 0) first = performance.now() - t0;
-      const root = node.querySelector(".pi-inspector, .pi-transcript");
-      const count = node.querySelector(".pi-insp-count, .pi-count");
-      const text = count ? count.textContent.replace(/,/g, "") : "";
-      const complete = new RegExp(`(^| of )${total} (rows|message)`).test(text);
-      if (first !== null && complete && root?.dataset.state !== "rendering") all = performance.now() - t0;
+      // (the inspector's saved form sits hidden beside its live view: only what is drawn counts)
+      const row = [...node.querySelectorAll(selector)].find((r) => r.getBoundingClientRect().height > 0);
+      if (first === null && row) first = performance.now() - t0;
+      const rendering = [...node.querySelectorAll(".pi-inspector, .pi-transcript")].some(
+        (r) => r.dataset.state === "rendering");
+      const counts = [...node.querySelectorAll(".pi-insp-count, .pi-count")].filter((c) => c.checkVisibility());
+      const wanted = new RegExp(`(^| of )${total} (rows|message)`);
+      const complete = counts.some((c) => wanted.test(c.textContent.replace(/,/g, "")));
+      if (first !== null && complete && !rendering) all = performance.now() - t0;
       if (all !== null || performance.now() - t0 > 120000) resolve();
       else requestAnimationFrame(poll);
     };
