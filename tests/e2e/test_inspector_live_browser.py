@@ -43,7 +43,8 @@ WATCH = """([cell, inspector, wanted]) => {
   const t = (window.__times = {});
   const observer = new MutationObserver(() => {
     const now = performance.now();
-    const llm = [...cells()[inspector].querySelectorAll('[data-pane=llm]')].filter(e => e.checkVisibility()).map(e => e.innerText).join('\\n');
+    const panes = [...cells()[inspector].querySelectorAll('[data-pane=llm]')].filter(e => e.checkVisibility());
+    const llm = panes.map(e => e.innerText).join('\\n');
     if (t.changed === undefined && llm.includes(wanted)) t.changed = now;
     const prompt = cells()[cell].querySelector('.jp-InputPrompt')?.textContent || '';
     if (t.finished === undefined && /\\[\\d+\\]/.test(prompt)) t.finished = now;
