@@ -98,7 +98,7 @@ CHECK = """() => {
   return {
     roles: rows.map((el) => el.dataset.role),
     panes: panes.map((el) => el.dataset.pane),
-    hidden: [...rows, ...panes].filter((el) => !shown(el)).length,
+    hidden: [...rows, ...panes].filter((el) => !shown(el) && !el.closest('[hidden]')).length, // not a closed pane
     unstyled: rows.filter((el) => getComputedStyle(el).borderLeftWidth !== '3px').length,
     inspectors: drawn('.pi-inspector').map((el) => getComputedStyle(el).containerType),
     text: document.querySelector('.jp-Notebook').innerText,
