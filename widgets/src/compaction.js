@@ -78,3 +78,34 @@ export function decorateRow(el, row, compaction, agentCell, statusCell) {
   details.addEventListener("click", (ev) => ev.stopPropagation()); // not the row's expand toggle
   agentCell.appendChild(details);
 }
+
+/**
+ * The inspector's compaction marks moved (each new message moves the cut a little): draw again only the rows
+ * whose marks changed, so that a long history is not redrawn after every cell. `view` is the InspectorView
+ * (items, shown, vlist, marks: what its drawn rows are marked with, renderRow, redrawRows).
+ */
+export function compactionChanged(view) {
+  const before = view.marks;
+  const after = compactionOf(view.model.get("compaction"));
+  if (!before || !after || before.enabled !== after.enabled) return view.redrawRows();
+  view.marks = after;
+  const changed = new Set([before.cut, after.cut]);
+  for (const i of before.summarise) if (!after.summarise.has(i)) changed.add(i);
+  for (const i of after.summarise) if (!before.summarise.has(i)) changed.add(i);
+  changed.delete(null);
+  if (changed.size > 200) return view.redrawRows();
+  const position = new Map(view.shown.map((itemIndex, j) => [itemIndex, j]));
+  for (const [itemIndex, item] of view.items.entries()) {
+    if (!changed.has(item.row?.index)) continue;
+    if (view.vlist) {
+      const j = position.get(itemIndex);
+      if (j !== undefined) view.vlist.invalidate(j);
+    } else if (item.el) {
+      const el = view.renderRow(item.row, item.index, item.role);
+      el.hidden = item.el.hidden;
+      item.el.replaceWith(el);
+      item.el = el;
+    }
+  }
+  view.vlist?.schedule();
+}

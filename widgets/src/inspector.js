@@ -5,7 +5,7 @@
 // the rows near the viewport (virtual.js), and new rows are drawn without redrawing the others.
 import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.js";
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
-import { compactionOf, compactionText, decorateRow, drawThreshold } from "./compaction.js";
+import { compactionChanged, compactionOf, compactionText, decorateRow, drawThreshold } from "./compaction.js";
 import { Compare } from "./compare.js";
 import { fillDiff, fillText } from "./request_text.js";
 import { announceState } from "./snapshot.js";
@@ -206,7 +206,7 @@ class InspectorView {
       "change:rows": () => (this.whatif.preview ? this.whatif.ask() : this.renderRows()), // a preview: asked anew
       "change:requests": () => this.renderRequest(),
       "change:provider": () => this.renderRequest(),
-      "change:compaction": () => [this.renderHeader(), this.redrawRows()],
+      "change:compaction": () => [this.renderHeader(), compactionChanged(this)],
       "change:context_window": () => this.renderHeader(),
       "change:total_tokens": () => this.renderHeader(),
       "change:reported_usage": () => this.renderHeader(),
@@ -280,6 +280,7 @@ class InspectorView {
 
   /** Draw the rows: those unchanged since the last time (the same objects: a delta appended rows) stay. */
   renderRows() {
+    this.marks = compactionOf(this.model.get("compaction")); // what the rows drawn from now on are marked with
     const rows = this.whatif.rows() ?? asList(this.model.get("rows"));
     const before = this.items;
     let same = 0;

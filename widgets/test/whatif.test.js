@@ -246,6 +246,20 @@ describe("compaction marks", () => {
     assert.equal(el.querySelector(".pi-gauge-threshold, .pi-cut-line, .pi-would-summarise"), null);
   });
 
+  test("when the cut moves, only the rows whose marks changed are drawn again", () => {
+    const { el, model } = show({ compaction: { ...compaction, cut: 5, summarise: [1, 2, 3, 4] } });
+    const kept = rowEl(el, 1);
+    const moved = rowEl(el, 5);
+    model.set("compaction", { ...compaction, cut: 6, summarise: [1, 2, 3, 4, 5] });
+    assert.equal(rowEl(el, 1), kept, "an unchanged row keeps its element");
+    assert.notEqual(rowEl(el, 5), moved);
+    assert.match(rowEl(el, 5).textContent, /would be summarised/);
+    assert.equal(el.querySelectorAll(".pi-cut-line").length, 1);
+    assert.equal(el.querySelector(".pi-cut-line").closest(".pi-insp-row").dataset.index, "6");
+    const marked = [...el.querySelectorAll('.pi-insp-row[data-would-summarise="true"]')].map((r) => r.dataset.index);
+    assert.deepEqual(marked, ["1", "5"]); // the rows this history has (2 to 4 are not in it)
+  });
+
   test("a compaction summary row expands to the messages it replaced", () => {
     const summary = { index: 0, role: "compactionSummary", status: "translated", reason: "summary", tokens: 40,
       agent: msgs[0], llm: [asUser("The conversation history before this point...", 1)],
