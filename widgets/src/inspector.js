@@ -204,7 +204,7 @@ class InspectorView {
 
     this.handlers = {
       "change:rows": () => (this.whatif.preview ? this.whatif.ask() : this.renderRows()), // a preview: asked anew
-      "change:requests": () => this.renderRequest(),
+      "change:requests": () => this.requestsChanged(),
       "change:provider": () => this.renderRequest(),
       "change:compaction": () => [this.renderHeader(), compactionChanged(this)],
       "change:context_window": () => this.renderHeader(),
@@ -529,8 +529,18 @@ class InspectorView {
     return { names, name: names.includes(chosen) ? chosen : (names[0] ?? ""), requests: requests || {} };
   }
 
+  /** New request bodies: the pane is drawn again only if the one it shows changed (a cell edits all four or five,
+   * one at a time; laying out a long body again for each of the others would be wasted). */
+  requestsChanged() {
+    const { names, name, requests } = this.selectedProvider();
+    if (requests[name] === this.shownBody && names.join("\u0000") === this.shownNames) this.compare.render();
+    else this.renderRequest();
+  }
+
   renderRequest() {
     const { names, name, requests } = this.selectedProvider();
+    this.shownBody = requests[name];
+    this.shownNames = names.join("\u0000");
     this.providerSelect.textContent = "";
     for (const n of names) this.providerSelect.appendChild(h("option", { value: n }, n));
     this.providerSelect.value = name;

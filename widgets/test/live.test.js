@@ -139,6 +139,22 @@ describe("inspector deltas", () => {
     assert.equal(model.sent.at(-1).pi, "resync");
   });
 
+  test("an edit of a body the pane does not show leaves the pane as drawn; an edit of the shown one redraws it", () => {
+    const body = (text) => ({ messages: [{ role: "user", content: text }] });
+    const { el, model } = mount(inspector, {
+      rows: [], requests: { a: body("shown"), b: body("other") }, provider: "a", context_window: 100, total_tokens: 0,
+      model_name: "m",
+    });
+    const pre = el.querySelector(".pi-request-json");
+    const drawn = pre.firstChild;
+    kernelSends(model, { pi: "delta", ops: [{ op: "requests", patch: [["s", ["b", "messages", 1], { role: "user", content: "x" }]] }] });
+    assert.equal(pre.firstChild, drawn, "the shown body did not change: not laid out again");
+    assert.equal(model.get("requests").b.messages.length, 2);
+    kernelSends(model, { pi: "delta", ops: [{ op: "requests", patch: [["s", ["a", "messages", 1], { role: "user", content: "y" }]] }] });
+    assert.notEqual(pre.firstChild, drawn);
+    assert.deepEqual(JSON.parse(pre.textContent).messages.at(-1), { role: "user", content: "y" });
+  });
+
   test("busy: the count says loading and the root is rendering until the kernel is done", () => {
     const { el, model } = mount(inspector, { rows: [], requests: {}, provider: "", context_window: 0, total_tokens: 0, model_name: "", busy: true });
     assert.equal(el.firstElementChild.dataset.state, "rendering");
