@@ -35,7 +35,7 @@ from typing import Any
 import traitlets as t
 from IPython.display import display, update_display
 
-from ..agent_core import Agent, on_registry_change
+from ..agent_core import Agent, on_registry_change, registry_version
 from ..ai import Context, Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL
 from ..ai.request import build_request
@@ -166,6 +166,9 @@ class InspectorWidget(LiveWidget):
     """Things worth knowing (compaction due, a failing transform, defaults shown before the first run)."""
     busy = t.Bool(False).tag(sync=True)
     """True while rows or request bodies of a long history are still being computed, after the cell."""
+    requests_before = t.Dict().tag(sync=True)
+    """The request bodies as they were just before the pipeline last changed (a converter registered again, a
+    ``transform_context`` set): the compare view's "before the change"; ``{}`` until it changes."""
     compaction = t.Dict().tag(sync=True)
     """Where the next compaction would cut (a session or an Agent; ``{}`` otherwise): ``threshold`` (tokens above
     which Pi compacts: the window minus ``reserve_tokens``), ``cut`` (index of the first message Pi would keep),
@@ -195,9 +198,25 @@ class InspectorWidget(LiveWidget):
 
     # --- computing ----------------------------------------------------------------------------------------
 
+    def _pipeline_key(self) -> tuple[Any, ...]:
+        """What the pipeline is made of: the registry's version, and the source's own transform and converter."""
+        source = self._source
+        if isinstance(source, NotebookSession):
+            return registry_version(), id(source.transform_context), id(source.agent.convert_to_llm)
+        if isinstance(source, Agent):
+            return registry_version(), id(source.transform_context), id(source.convert_to_llm)
+        return (registry_version(),)
+
+    def _pipeline_changed(self) -> dict[str, Any] | None:
+        """The request bodies shown until now if the pipeline changed since the last computation, else None."""
+        key, last = self._pipeline_key(), getattr(self, "_last_pipeline", None)
+        self._last_pipeline = key
+        return dict(self.requests) if last is not None and key != last and self.requests else None
+
     def _compute(self, *, defer: bool) -> dict[str, Any]:
         """Read the source and trace what changed; the state to show. ``defer`` (in a kernel): a long history's
         rows past the first STEP and its request bodies are left for :meth:`_step`, after the cell."""
+        before = self._pipeline_changed()
         src = source_of(self._source)
         trace = retrace(src, self._trace, first_only=defer)
         self._src, self._trace, self._todo = src, trace, None
@@ -212,6 +231,8 @@ class InspectorWidget(LiveWidget):
             "compaction": compaction_state(src, trace.messages, chosen),
             "busy": True,
         }
+        if before is not None:
+            state["requests_before"] = before
         if not self._default_provider:
             state["provider"] = self._default_provider = request_key(chosen)
         if trace.complete and not (defer and len(trace.messages) >= LONG):

@@ -117,6 +117,23 @@ def test_a_session_transform_is_shown_at_once_and_used_by_the_next_run(shell):
     assert insp.rows[0]["status"] == "translated"
 
 
+def test_compare_keeps_the_bodies_from_before_a_pipeline_change(shell, bash_converter):
+    shell.cell("%bash echo secret-ish")
+    insp = inspect(shell.session)
+    shown = insp.requests[insp.provider]
+    assert insp.requests_before == {}  # nothing changed yet
+    shell.cell("%bash echo more")  # the history grew: not a pipeline change
+    assert insp.requests_before == {}
+    grown = insp.requests[insp.provider]
+
+    shell.session.transform_context = lambda messages: [m for m in messages if m.role != "bashExecution"]
+    assert insp.requests_before[insp.provider] == grown != shown  # what compare shows as "before the change"
+    assert "secret-ish" in str(insp.requests_before[insp.provider]) and "secret-ish" not in str(insp.requests)
+
+    register_message_type(BashExecutionMessage, to_llm=shouted, replace=True)  # another change: the last bodies
+    assert "secret-ish" not in str(insp.requests_before[insp.provider])
+
+
 def test_a_failing_transform_is_a_note_and_the_rows_stay(shell):
     shell.cell("%bash echo hi")
     insp = inspect(shell.session)

@@ -53,6 +53,10 @@ export class Compare {
     const names = requests && typeof requests === "object" ? Object.keys(requests) : [];
     const out = new Map();
     for (const n of names) out.set(`now:${n}`, { label: n, text: () => prettyJson(requests[n]) ?? "" });
+    const before = this.model.get("requests_before");
+    for (const n of Object.keys(before && typeof before === "object" ? before : {})) {
+      out.set(`before:${n}`, { label: `before the change · ${n}`, text: () => prettyJson(before[n]) ?? "" });
+    }
     const preview = this.whatif.preview?.requests ?? {};
     for (const n of Object.keys(preview)) {
       out.set(`whatif:${n}`, { label: `what if · ${n}`, text: () => prettyJson(preview[n]) ?? "" });
@@ -75,8 +79,10 @@ export class Compare {
     let left = this.left.value;
     let right = this.right.value;
     if (!this.picked || !sources.has(left) || !sources.has(right)) {
-      left = first;
-      const after = this.whatif.preview ? `whatif:${shown}` : "";
+      // A preview: now against what if. A changed pipeline: before the change against now. Else two providers.
+      const changed = !this.whatif.preview && sources.has(`before:${shown}`);
+      left = changed ? `before:${shown}` : first;
+      const after = this.whatif.preview ? `whatif:${shown}` : changed ? first : "";
       right = sources.has(after) ? after : (keys.find((k) => k !== first && k.startsWith("now:")) ?? first);
     }
     for (const [s, value] of [

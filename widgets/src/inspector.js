@@ -205,6 +205,7 @@ class InspectorView {
     this.handlers = {
       "change:rows": () => (this.whatif.preview ? this.whatif.ask() : this.renderRows()), // a preview: asked anew
       "change:requests": () => this.requestsChanged(),
+      "change:requests_before": () => this.compare.previewChanged(), // a changed pipeline: offer before / after
       "change:provider": () => this.renderRequest(),
       "change:compaction": () => [this.renderHeader(), compactionChanged(this)],
       "change:context_window": () => this.renderHeader(),

@@ -205,6 +205,22 @@ describe("compare", () => {
     assert.match(section.querySelector(".pi-compare-stats").textContent, /\+0 −0 ~0/);
   });
 
+  test("after the pipeline changed (a converter, a transform_context): before the change against now", () => {
+    const { el, model } = show();
+    click(el.querySelector('[data-control="compare"]'));
+    const before = requests();
+    const now = structuredClone(before);
+    now.anthropic.messages.pop(); // the new pipeline sends one message less
+    model.set("requests", now);
+    model.set("requests_before", before);
+    assert.equal(el.querySelector('[data-control="compare-left"]').value, "before:anthropic");
+    assert.equal(el.querySelector('[data-control="compare-right"]').value, "now:anthropic");
+    assert.ok(el.querySelectorAll('.pi-cmp-row[data-kind="del"]').length > 0);
+    assert.equal(el.querySelectorAll('.pi-cmp-row[data-kind="add"]').length, 0);
+    const labels = [...el.querySelector('[data-control="compare-left"]').options].map((o) => o.textContent);
+    assert.ok(labels.includes("before the change · openai"));
+  });
+
   test("before / after the what-if", () => {
     const { el, model } = show();
     click(el.querySelector('[data-control="compare"]'));
