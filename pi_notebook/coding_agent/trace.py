@@ -117,10 +117,10 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
-def _sync(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
-    """Call a stage; resolve a coroutine with ``asyncio.run`` (on a worker thread when this thread already
-    runs an event loop, as a Jupyter cell does)."""
-    out = run_stage(stage, fn, messages)
+def resolve_awaitable(out: Any) -> Any:
+    """A stage's result, awaited when it is awaitable: with ``asyncio.run``, on a worker thread when this thread
+    already runs an event loop (as a Jupyter cell does). Raises what the stage raised, and ``RuntimeError`` for an
+    awaitable bound to the running loop (only a coroutine can be run elsewhere)."""
     if not inspect.isawaitable(out):
         return out
     try:
@@ -130,12 +130,20 @@ def _sync(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
     else:
         running = True
     if running and not inspect.iscoroutine(out):
-        raise ContextPipelineError(stage, "returned an awaitable bound to the running loop: use atrace_boundary")
+        raise RuntimeError("returned an awaitable bound to the running loop (atrace_boundary awaits it there)")
+    if not running:
+        return asyncio.run(_awaited(out))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi-trace") as pool:
+        return pool.submit(asyncio.run, _awaited(out)).result()
+
+
+def _sync(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:
+    """Call a stage and resolve what it returned (:func:`resolve_awaitable`); its failure as the stage's."""
+    out = run_stage(stage, fn, messages)
+    if not inspect.isawaitable(out):
+        return out
     try:
-        if not running:
-            return asyncio.run(_awaited(out))
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi-trace") as pool:
-            return pool.submit(asyncio.run, _awaited(out)).result()
+        return resolve_awaitable(out)
     except Exception as e:
         raise ContextPipelineError(stage, f"{type(e).__name__}: {e}") from e
 

@@ -7,9 +7,6 @@ Pi's own), and the request bodies' cleaning (plain JSON, every secret redacted).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import inspect as _inspect
 import json
 import os
 from collections.abc import Sequence
@@ -30,7 +27,7 @@ from ..coding_agent.compaction import (
 from ..coding_agent.context_fit import ContextFitter, fit_messages, latest_exchange
 from ..coding_agent.session import CompactionEntry, SessionFile
 from ..coding_agent.session_context import entry_messages
-from ..coding_agent.trace import trace_boundary
+from ..coding_agent.trace import resolve_awaitable, trace_boundary
 from .config import parse_tools
 from .kernel import NotebookSession
 from .widgets import messages_of
@@ -90,29 +87,6 @@ def compactor_view(compactor: Compactor) -> Any:
     return view
 
 
-def resolved(out: Any) -> Any:
-    """A stage's result, awaited when it is a coroutine (with ``asyncio.run``, on a worker thread when this thread
-    already runs a loop, as a Jupyter cell does). Raises what the stage raised."""
-    if not _inspect.isawaitable(out):
-        return out
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if running and not _inspect.iscoroutine(out):
-        raise RuntimeError("returned an awaitable bound to the running loop")
-
-    async def awaited(value: Any = out) -> Any:
-        return await value
-
-    if not running:
-        return asyncio.run(awaited())
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi-inspect") as pool:
-        return pool.submit(asyncio.run, awaited()).result()
-
-
 def session_transform(session: NotebookSession) -> Any:
     """What the session's agent runs as ``transform_context``, without compacting: the user's transform (if set),
     then the notebook's fitter and the Compactor's current view (once a run made them)."""
@@ -124,7 +98,7 @@ def session_transform(session: NotebookSession) -> Any:
 
     def staged(messages: list[Any]) -> list[Any]:
         if user is not None:
-            out = resolved(user(list(messages), None) if takes_signal(user) else user(list(messages)))
+            out = resolve_awaitable(user(list(messages), None) if takes_signal(user) else user(list(messages)))
             if isinstance(out, (str, bytes, dict)) or not isinstance(out, Sequence):  # as the agent's stage says
                 raise TypeError(f"your transform_context returned {type(out).__name__}, not a list of messages")
             messages = [as_agent_message(m) for m in out]
@@ -327,7 +301,7 @@ def run_transform(transform: Any, messages: list[Any]) -> list[Any]:
     it: a coroutine is awaited with ``asyncio.run``, on a worker thread when this thread already runs a loop."""
     out = run_stage("transform_context", transform, list(messages))
     try:
-        out = resolved(out)
+        out = resolve_awaitable(out)
     except Exception as e:
         raise ContextPipelineError("transform_context", f"{type(e).__name__}: {e}") from e
     return [as_agent_message(m) for m in checked_list("transform_context", out)]
