@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -188,3 +189,28 @@ def fit_notebook_in_window(page) -> None:
         viewport = page.viewport_size
         page.set_viewport_size({"width": viewport["width"], "height": viewport["height"] + extra + 20})
         page.wait_for_timeout(800)
+
+
+@contextlib.contextmanager
+def running_lab(tmp_path_factory, name: str):
+    """A :class:`Lab` in fresh ``<name>-root`` and ``<name>-home`` folders, stopped at the end (a module fixture's
+    body: ``with running_lab(tmp_path_factory, "x") as lab: yield lab``)."""
+    assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
+    server = Lab(tmp_path_factory.mktemp(f"{name}-root"), tmp_path_factory.mktemp(f"{name}-home"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def chromium_page(width: int = 1280, height: int = 1000):
+    """A page of a headless Debian Chromium driven by Playwright, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()

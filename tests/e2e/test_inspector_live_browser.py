@@ -4,13 +4,9 @@ error on its row while the other rows stay."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.e2e.lab import CHROMIUM, CHROMIUM_ARGS, Lab, open_notebook, write_notebook
+from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
 
 SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
 SHOUT = """from pi_notebook.agent import BashExecutionMessage, register_message_type
@@ -56,19 +52,14 @@ WATCH = """([cell, inspector, wanted]) => {
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
-    server = Lab(tmp_path_factory.mktemp("live-root"), tmp_path_factory.mktemp("live-home"))
-    yield server
-    server.stop()
+    with running_lab(tmp_path_factory, "live") as server:
+        yield server
 
 
 @pytest.fixture
 def page(lab):
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    with chromium_page(1280, 1000) as page:
         yield page
-        browser.close()
 
 
 def run_cell(page, index: int) -> None:

@@ -6,13 +6,11 @@ compaction would cut."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.e2e.lab import CHROMIUM, CHROMIUM_ARGS, Lab, open_notebook, write_notebook
+from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
 
 ARTIFACTS = Path(__file__).parent / "_artifacts"
 CELLS = [
@@ -29,19 +27,14 @@ INSPECTOR_CELL = 5
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    assert shutil.which("chromium") or Path(CHROMIUM).exists(), "install Debian's chromium (apt-get install chromium)"
-    server = Lab(tmp_path_factory.mktemp("whatif-root"), tmp_path_factory.mktemp("whatif-home"))
-    yield server
-    server.stop()
+    with running_lab(tmp_path_factory, "whatif") as server:
+        yield server
 
 
 @pytest.fixture
 def page(lab):
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    with chromium_page(1400, 1000) as page:
         yield page
-        browser.close()
 
 
 def run_cell(page, index: int) -> None:
