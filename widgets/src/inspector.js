@@ -15,13 +15,14 @@ import { WhatIf } from "./whatif.js";
 
 export { fillText };
 
-export const STATUSES = ["passed", "translated", "dropped", "summarised", "injected"];
+export const STATUSES = ["passed", "translated", "dropped", "summarised", "injected", "error"];
 const STATUS_HELP = {
   passed: "sent unchanged",
   translated: "converted into LLM message(s)",
   dropped: "not sent to the LLM",
   summarised: "replaced by a summary",
   injected: "added by transform_context; not in the agent's messages",
+  error: "its converter raised: not converted (the next LLM call fails the same way)",
 };
 
 function asList(v) {

@@ -126,6 +126,18 @@ describe("inspector", () => {
     assert.equal(all[6].querySelector(".pi-reason").textContent, "error/aborted assistant: not replayed to the provider");
   });
 
+  test("a row whose converter raised is marked error, with the exception, not passed", () => {
+    const failing = { index: 5, role: "bashExecution", status: "error", reason: "ValueError: no output", tokens: 0,
+      agent: msgs[5], llm: [] };
+    const { el } = show({ rows: [failing] });
+    const row = el.querySelector(".pi-insp-row");
+    assert.equal(row.dataset.status, "error");
+    const badge = row.querySelector(".pi-badge");
+    assert.equal(badge.textContent, "error");
+    assert.ok(badge.classList.contains("pi-badge-status-error"));
+    assert.equal(row.querySelector(".pi-reason").textContent, "ValueError: no output");
+  });
+
   test("gauge: total_tokens against context_window, with levels", () => {
     const { el, model } = show();
     const gauge = el.querySelector(".pi-gauge");
