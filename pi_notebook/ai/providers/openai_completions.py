@@ -26,7 +26,6 @@ from ..events import AssistantMessageEvent, PartialBuilder, final_event
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
-from ..redact import redact
 from ..stream import register_provider
 from ..types import (
     AssistantMessage,
@@ -39,7 +38,7 @@ from ..types import (
     Usage,
 )
 from .openai_completions_convert import build_openai_completions_request, js_json_stringify
-from .openai_stream import get_field, json_events
+from .openai_stream import get_field, json_events, sdk_failure
 
 __all__ = ["INSTALL_HINT", "KEYLESS_PLACEHOLDER", "REASONING_FIELDS", "stream_openai_completions"]
 
@@ -296,23 +295,7 @@ def _usage(model: Model, raw: Any) -> Usage:
 
 
 def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
-    """A readable error for an SDK failure: status and the API's message, the cause of a connection error,
-    or what was wrong with a chunk. The key is redacted in every form (a transport error quotes the header
-    as a bytes repr), in case the SDK or a server echoes it."""
-    if isinstance(error, sdk.APIStatusError):
-        text = f"{error.status_code} {_api_message(error.body) or 'status code (no body)'}"
-    elif isinstance(error, sdk.APIConnectionError):
-        cause = error.__cause__ or error.__context__
-        text = f"{error.message.rstrip('.')}: {cause}" if cause is not None and str(cause) else error.message
-    elif isinstance(error, sdk.APIError):  # an error object inside the stream
-        text = _api_message(error.body) or error.message
-        code = error.body.get("code") if isinstance(error.body, dict) else None
-        text = f"{text} (code {code})" if code is not None else text
-    elif isinstance(error, json.JSONDecodeError):
-        text = f"Malformed chunk in the response stream ({error.msg}): {error.doc[:200]!r}"
-    else:
-        text = str(error)
-    return RuntimeError(redact(text, [key], marker="***"))
+    return sdk_failure(sdk, error, key, _api_message, "chunk")
 
 
 def _api_message(body: Any) -> str | None:

@@ -46,11 +46,10 @@ from ..jstext import js_json_stringify
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
-from ..redact import redact
 from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from .openai_responses_convert import build_openai_responses_request, encode_text_signature
-from .openai_stream import get_field, json_events
+from .openai_stream import get_field, json_events, sdk_failure
 
 __all__ = ["INSTALL_HINT", "SERVICE_TIER_COST", "UPGRADE_HINT", "map_status", "stream_openai_responses"]
 
@@ -393,22 +392,7 @@ def _count(value: Any) -> int:
 
 
 def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
-    """A readable error for an SDK failure: status and the API's message, the cause of a connection error,
-    or what was wrong with an event. The key is redacted in every form, in case a server echoes it."""
-    if isinstance(error, sdk.APIStatusError):
-        text = f"{error.status_code} {_api_message(error.body) or 'status code (no body)'}"
-    elif isinstance(error, sdk.APIConnectionError):
-        cause = error.__cause__ or error.__context__
-        text = f"{error.message.rstrip('.')}: {cause}" if cause is not None and str(cause) else error.message
-    elif isinstance(error, sdk.APIError):  # an error object inside the stream
-        text = _api_message(error.body) or error.message
-        code = error.body.get("code") if isinstance(error.body, dict) else None
-        text = f"{text} (code {code})" if code is not None else text
-    elif isinstance(error, json.JSONDecodeError):
-        text = f"Malformed event in the response stream ({error.msg}): {error.doc[:200]!r}"
-    else:
-        text = str(error)
-    return RuntimeError(redact(text, [key], marker="***"))
+    return sdk_failure(sdk, error, key, _api_message, "event")
 
 
 def _api_message(body: Any) -> str | None:
