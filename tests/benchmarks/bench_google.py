@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from .harness import Result, compare, measure, ratio_goal, run_async
-from .sse import sse_server
+from .sse import complete_text, sse_server
 
 KEY = "AIza-bench-0000"
 MODEL_ID = "gemini-2.5-flash"
@@ -71,17 +71,9 @@ def raw_sdk(base_url: str) -> str:
 
 
 def ours_complete(base_url: str) -> str:
-    from pi_notebook.ai import Context, UserMessage, complete
     from pi_notebook.ai.models import get_model
 
-    async def go() -> str:
-        model = get_model(f"google/{MODEL_ID}", base_url=base_url)
-        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
-        message = await complete(model, context, api_key=KEY)
-        assert message.stop_reason == "stop", message.error_message
-        return message.content[0].text
-
-    return run_async(go)
+    return complete_text(get_model(f"google/{MODEL_ID}", base_url=base_url), KEY)
 
 
 @measure("P4g", "google-generative-ai stream of 10,000 small chunks: complete() vs the raw google-genai SDK")

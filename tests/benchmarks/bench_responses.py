@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from .harness import Result, compare, measure, ratio_goal, run_async
-from .sse import sse_server
+from .sse import complete_text, sse_server
 
 KEY = "sk-bench-000"
 MODEL_ID = "bench-model"
@@ -110,18 +110,11 @@ def untyped_sdk(base_url: str) -> str:
 
 
 def ours_complete(base_url: str) -> str:
-    from pi_notebook.ai import Context, UserMessage, complete
     from pi_notebook.ai.types import Model
 
-    model = Model(id=MODEL_ID, name="bench", api="openai-responses", provider="openai", base_url=base_url)
-
-    async def go() -> str:
-        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
-        message = await complete(model, context, api_key=KEY)
-        assert message.stop_reason == "stop", message.error_message
-        return message.content[0].text
-
-    return run_async(go)
+    return complete_text(
+        Model(id=MODEL_ID, name="bench", api="openai-responses", provider="openai", base_url=base_url), KEY
+    )
 
 
 @measure("P4r", "openai-responses stream of 10,000 small text deltas: complete() vs the raw SDK")

@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from .harness import Result, compare, measure, ratio_goal, run_async
-from .sse import sse_server
+from .sse import complete_text, sse_server
 
 KEY = "sk-bench-000"
 MODEL_ID = "bench-model"
@@ -110,15 +110,7 @@ def untyped_sdk(base_url: str) -> str:
 
 
 def ours_complete(base_url: str) -> str:
-    from pi_notebook.ai import Context, UserMessage, complete
-
-    async def go() -> str:
-        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
-        message = await complete(bench_model(base_url), context, api_key=KEY)
-        assert message.stop_reason == "stop", message.error_message
-        return message.content[0].text
-
-    return run_async(go)
+    return complete_text(bench_model(base_url), KEY)
 
 
 def ours_agent(base_url: str) -> str:

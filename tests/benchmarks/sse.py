@@ -1,4 +1,5 @@
-"""The local server the streaming benchmarks (P4, P4b, P4g, P4r) read from: one prepared SSE body, every time."""
+"""The local server the streaming benchmarks (P4, P4b, P4g, P4r) read from: one prepared SSE body, every time;
+and our side of them, one ``complete()``."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def sse_server(body: bytes, prefix: str = "/v1") -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def complete_text(model: Any, key: str) -> str:
+    """Ours: ``pi_notebook.ai.complete()`` of one prompt on ``model`` (in its own ``asyncio.run`` on a fresh
+    thread, as the baselines), the reply's text; the reply must end normally."""
+    from pi_notebook.ai import Context, UserMessage, complete
+
+    from .harness import run_async
+
+    async def go() -> str:
+        context = Context(messages=[UserMessage(content="Count.", timestamp=1)])
+        message = await complete(model, context, api_key=key)
+        assert message.stop_reason == "stop", message.error_message
+        return message.content[0].text
+
+    return run_async(go)
