@@ -114,6 +114,10 @@ def _kernel_loop() -> asyncio.AbstractEventLoop | None:
     return loop if getattr(get_ipython(), "kernel", None) is not None else None
 
 
+PAGE_WORD_WAIT = 2.0
+"""Seconds a display made while loading waits, once the work is done, for a page to say that it keeps the saved
+form itself (:meth:`InspectorWidget._update_displays`) before it is updated with the whole history."""
+
 _unfinished: weakref.WeakSet[InspectorWidget] = weakref.WeakSet()
 """Inspectors with work left for after the cell: the next cell finishes it before it runs."""
 _hooked: list[Any] = []  # the shell whose pre_run_cell finishes that work
@@ -186,6 +190,7 @@ class InspectorWidget(LiveWidget):
         self._default_provider = ""
         self._step_handle: Any = None
         self._displays: list[str] = []  # display ids whose text fallbacks are updated when the work is done
+        self._page_keeps_state = False  # a page said it writes our latest state into the saved form itself
         self._loop = _kernel_loop()
         self._deltas = interactive_frontend()  # else whole syncs: a headless run saves only those
         state = self._compute(defer=self._loop is not None)
@@ -367,7 +372,10 @@ class InspectorWidget(LiveWidget):
                 self._schedule()
             return
         _unfinished.discard(self)
-        self._update_displays()
+        if then and self._displays and not self._page_keeps_state and self._loop is not None:
+            self._loop.call_later(PAGE_WORD_WAIT, self._update_displays)  # a page's word may still be on its way
+        else:
+            self._update_displays()
 
     def _finish_now(self) -> None:
         """Do the work left for after the cell, all of it, now (the next cell is about to run)."""
@@ -392,6 +400,12 @@ class InspectorWidget(LiveWidget):
         display(data, metadata=metadata, raw=True, display_id=display_id)
 
     def _update_displays(self) -> None:
+        """The displays made while loading get their complete saved form, unless a page keeps it: one with
+        pi_notebook's extension writes the live state into the output when the notebook is saved, so sending the
+        whole history again (megabytes, which the page parses and stores in the notebook's model, slowing the next
+        cells) would buy nothing there."""
+        if self._page_keeps_state:
+            self._displays = []
         if not self._displays:
             return
         data, metadata = self._repr_mimebundle_()
@@ -400,6 +414,9 @@ class InspectorWidget(LiveWidget):
         self._displays = []
 
     def _on_front_end_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("pi") == "page_keeps_state":  # see _update_displays
+            self._page_keeps_state = True
+            return
         if isinstance(content, dict) and content.get("pi") == "provider":  # picked in the view
             value = content.get("value")
             if isinstance(value, str) and value in self.requests:
@@ -455,7 +472,8 @@ class InspectorWidget(LiveWidget):
         n = sum(1 for row in self.rows if row["index"] is not None)
         sent = sum(1 for row in self.rows if row["status"] in ("passed", "translated", "injected"))
         noun = "message" if n == 1 else "messages"
-        return f"{n} {noun} → {sent} sent, ~{self.total_tokens:,} tokens, {self.provider}"
+        loading = " (still loading: the first rows only)" if self.busy else ""
+        return f"{n} {noun} → {sent} sent, ~{self.total_tokens:,} tokens, {self.provider}{loading}"
 
     def __repr__(self) -> str:
         return f"<InspectorWidget: {self._summary()}>"

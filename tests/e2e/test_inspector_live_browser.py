@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from pi_notebook.notebook.inspector import PAGE_WORD_WAIT
+
 from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
 
 SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
@@ -112,3 +114,50 @@ def test_the_open_inspector_follows_a_replaced_converter(lab, page):
     assert "a plain answer" in " ".join(inspector.locator(LLM).all_inner_texts())
     assert "converter raised" in inspector.inner_text()  # the note
     assert outputs.count() == 1 and outputs.first.evaluate("el => el === window.__inspectorOutput")
+
+
+LONG_CELLS = [
+    SETUP,
+    """from pi_notebook.agent import BashExecutionMessage
+session = pi_notebook.current_session()
+for i in range(400):
+    session.record(BashExecutionMessage(command=f"echo {i}", output=f"line {i}\\n", exit_code=0))""",
+    "insp = pi_notebook.inspect(pi_notebook.current_session())\ninsp",
+]
+# Counts the display updates the kernel sends to this notebook (the whole history, when one is sent).
+COUNT_UPDATES = """() => {
+  window.__updates = 0;
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  kernel.iopubMessage.connect((_, msg) => {
+    if (msg.header.msg_type === 'update_display_data') window.__updates++;
+  });
+}"""
+
+
+def test_a_long_inspector_is_kept_in_the_saved_file_by_the_page_not_sent_again(lab, page):
+    # A long history loads after its cell (first rows at once). The page's extension writes the live view's state
+    # into the output when the notebook is saved and tells the kernel so: the kernel then sends no display update
+    # of the whole history (megabytes, parsed and stored by the page), and the saved file still holds every row.
+    import json
+
+    write_notebook(lab.root / "long.ipynb", LONG_CELLS)
+    open_notebook(page, lab, "long.ipynb")
+    for index in (0, 1):
+        run_cell(page, index)
+        wait_ran(page, index, timeout=120_000)
+    page.evaluate(COUNT_UPDATES)
+    run_cell(page, 2)
+    wait_ran(page, 2)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.pi-insp-count')].some(
+             (c) => c.checkVisibility() && /^400 of 400 rows$/.test(c.textContent.replace(/,/g, '')))""",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(PAGE_WORD_WAIT * 1000 + 1500)  # when the kernel's display update would have come
+    assert page.evaluate("window.__updates") == 0
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    (output,) = json.loads((lab.root / "long.ipynb").read_text())["cells"][2]["outputs"]
+    saved = output["data"]["application/vnd.pi-notebook.inspector+json"]
+    assert len(saved["rows"]) == 400 and saved["requests"]
+    assert saved["rows"][-1]["agent"]["command"] == "echo 399"

@@ -340,3 +340,19 @@ def test_the_next_cell_finishes_the_work_first_and_the_display_fallbacks_follow(
     assert kind == "update" and kw2["display_id"] == kw["display_id"]
     assert f"{len(messages):,} messages" in data["text/plain"] and data["text/html"].count("<tr>") == len(messages) + 1
     assert w._ipython_display_ is None  # done: displayed as any mimebundle
+
+
+def test_a_page_that_keeps_the_saved_form_gets_no_display_update_of_the_whole_history(kernel_loop, monkeypatch):
+    # JupyterLab with pi_notebook's extension writes the live state into the output when the notebook is saved and
+    # says so; sending megabytes of the same history again as a display update would only slow its next cells.
+    shown: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(inspector_module, "display", lambda data, **kw: shown.append(("display", data, kw)))
+    monkeypatch.setattr(inspector_module, "update_display", lambda data, **kw: shown.append(("update", data, kw)))
+    w = InspectorWidget(history(LONG + STEP))
+    w._ipython_display_()
+    assert "still loading" in shown[0][1]["text/plain"]
+    w._on_front_end_message(w, {"pi": "page_keeps_state"}, [])
+    inspector_module._finish_unfinished()
+    assert w.busy is False and len(w.rows) == LONG + STEP
+    assert [kind for kind, *_ in shown] == ["display"]
+    assert "still loading" not in repr(w)

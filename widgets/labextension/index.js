@@ -9,7 +9,7 @@
 // an untrusted notebook, a model long gone) the saved form is drawn.
 import { PanelLayout, Widget } from "@lumino/widgets";
 import inspector from "../src/inspector.js";
-import { KINDS, STATE_EVENT, savedState } from "../src/snapshot.js";
+import { KEPT_EVENT, KINDS, STATE_EVENT, savedState } from "../src/snapshot.js";
 import { staticModel } from "../src/static_model.js";
 import transcript from "../src/transcript.js";
 
@@ -111,6 +111,9 @@ class SavedRenderer extends Widget {
         this.cleanup?.(); // the saved form, if it was drawn meanwhile, goes: one view of the history per output
         this.cleanup = null;
         this.saved.node.replaceChildren();
+        // The views in it: their latest state is written here when the notebook is saved (keepState, flush).
+        const views = live.node.querySelectorAll("[data-pi-state]");
+        for (const view of views) view.dispatchEvent(new CustomEvent(KEPT_EVENT));
       }
       this.saved.setHidden(shown);
     };

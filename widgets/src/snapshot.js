@@ -26,6 +26,10 @@ export const KINDS = {
 
 /** The event a live view fires (bubbling) on its element when its state changed: `detail.snapshot()`. */
 export const STATE_EVENT = "pi-notebook-state";
+/** The event a saved output sends to the live views inside it (marked `data-pi-state`): "this page keeps your
+ * latest state in my saved form when the notebook is saved". The view tells its kernel, which then need not
+ * send the whole history again as a display update to keep the saved form complete. */
+export const KEPT_EVENT = "pi-notebook-kept";
 const QUIET_MS = 800;
 
 function isObject(v) {
@@ -93,8 +97,8 @@ export function snapshot(kind, model) {
 
 /**
  * Fire STATE_EVENT on `el` once the model has been quiet for a moment after a change (not while a reply streams
- * or the inspector still computes). The snapshot is made only if someone asks for it. Returns the function that
- * stops.
+ * or the inspector still computes). The snapshot is made only if someone asks for it. On KEPT_EVENT, tell the
+ * kernel (once) that the page keeps the saved form. Returns the function that stops.
  */
 export function announceState(el, kind, model) {
   let timer = null;
@@ -111,8 +115,12 @@ export function announceState(el, kind, model) {
   };
   const events = [...KINDS[kind].keys, "streaming", "busy"].map((key) => `change:${key}`).join(" ");
   model.on(events, onChange);
+  el.dataset.piState = kind;
+  const onKept = () => model.send({ pi: "page_keeps_state" });
+  el.addEventListener(KEPT_EVENT, onKept, { once: true });
   return () => {
     if (timer !== null) clearTimeout(timer);
     model.off(events, onChange);
+    el.removeEventListener(KEPT_EVENT, onKept);
   };
 }

@@ -2,7 +2,7 @@
 // view writes back into it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { announceState, KINDS, savedState, snapshot, STATE_EVENT } from "../src/snapshot.js";
+import { announceState, KEPT_EVENT, KINDS, savedState, snapshot, STATE_EVENT } from "../src/snapshot.js";
 import { staticModel } from "../src/static_model.js";
 import transcript from "../src/transcript.js";
 import { messagesOf, ready, win } from "./setup.js";
@@ -47,4 +47,16 @@ test("snapshot writes what savedState reads; a live change is announced once the
   stop();
   assert.equal(seen.length, 1);
   assert.equal(seen[0].title, "T3");
+});
+
+test("a view told that the page keeps its saved form tells its kernel, once", () => {
+  const sent = [];
+  const model = staticModel({ rows: [] }, { onSend: (content) => sent.push(content) });
+  const el = win.document.createElement("div");
+  const stop = announceState(el, "inspector", model);
+  assert.equal(el.dataset.piState, "inspector", "the saved output finds the views inside it by this mark");
+  el.dispatchEvent(new win.CustomEvent(KEPT_EVENT));
+  el.dispatchEvent(new win.CustomEvent(KEPT_EVENT));
+  stop();
+  assert.deepEqual(sent, [{ pi: "page_keeps_state" }]);
 });
