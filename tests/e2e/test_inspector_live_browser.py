@@ -4,10 +4,11 @@ error on its row while the other rows stay."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pi_notebook.notebook.inspector import PAGE_WORD_WAIT
-
 from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
 
 SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
@@ -138,8 +139,6 @@ def test_a_long_inspector_is_kept_in_the_saved_file_by_the_page_not_sent_again(l
     # A long history loads after its cell (first rows at once). The page's extension writes the live view's state
     # into the output when the notebook is saved and tells the kernel so: the kernel then sends no display update
     # of the whole history (megabytes, parsed and stored by the page), and the saved file still holds every row.
-    import json
-
     write_notebook(lab.root / "long.ipynb", LONG_CELLS)
     open_notebook(page, lab, "long.ipynb")
     for index in (0, 1):
