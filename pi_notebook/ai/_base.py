@@ -259,6 +259,17 @@ class PiModel(BaseModel):
         private = _private(self)
         private[_NULLS] = frozenset(remembered)
 
+    def set_numbers(self, **values: int | float) -> None:
+        """Assign numbers to fields declared with a number default (token counts, costs): what ``setattr`` does
+        for them, without pydantic's dispatch per attribute (a stream does this for every chunk)."""
+        fields = type(self).__pydantic_fields__
+        for name in values:
+            field = fields.get(name)
+            if field is None or type(field.default) not in (int, float):
+                raise AttributeError(f"{type(self).__name__}.{name} is not a number field")
+        self.__dict__.update(values)
+        self.__pydantic_fields_set__.update(values)
+
     def to_pi_json(self) -> dict[str, Any]:
         """This object as Pi's JSON (camelCase keys, unset optional keys absent)."""
         return self.__pydantic_serializer__.to_python(self, mode="json", by_alias=True)

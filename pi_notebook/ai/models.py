@@ -346,11 +346,14 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
     ``total`` is the sum of the four parts in Pi's order.
     """
     prices, cost = model.cost, usage.cost
-    cost.input = _js_number(prices.input / 1_000_000 * usage.input)
-    cost.output = _js_number(prices.output / 1_000_000 * usage.output)
-    cost.cache_read = _js_number(prices.cache_read / 1_000_000 * usage.cache_read)
-    cost.cache_write = _js_number(prices.cache_write / 1_000_000 * usage.cache_write)
-    cost.total = _js_number(float(cost.input + cost.output + cost.cache_read + cost.cache_write))
+    parts = (
+        _js_number(prices.input / 1_000_000 * usage.input),
+        _js_number(prices.output / 1_000_000 * usage.output),
+        _js_number(prices.cache_read / 1_000_000 * usage.cache_read),
+        _js_number(prices.cache_write / 1_000_000 * usage.cache_write),
+    )
+    total = _js_number(float(parts[0] + parts[1] + parts[2] + parts[3]))
+    cost.set_numbers(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=total)
     return cost
 
 

@@ -78,3 +78,16 @@ def test_a_new_message_gets_a_millisecond_timestamp():
     m = UserMessage(content="hi")
     assert before - 1 <= m.timestamp <= time.time() * 1000 + 1
     assert isinstance(m.timestamp, int)
+
+
+def test_set_numbers_writes_what_setattr_would_and_refuses_other_fields():
+    from pi_notebook.ai import Usage
+
+    fast, slow = Usage(), Usage()
+    fast.set_numbers(input=10, output=2, total_tokens=12)
+    slow.input, slow.output, slow.total_tokens = 10, 2, 12
+    assert fast.to_pi_json() == slow.to_pi_json() and fast == slow
+    with pytest.raises(AttributeError, match="cost is not a number field"):
+        fast.set_numbers(cost=1)
+    with pytest.raises(AttributeError, match="nope is not a number field"):
+        fast.set_numbers(nope=1)

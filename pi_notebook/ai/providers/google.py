@@ -283,15 +283,13 @@ class _Translation:
         self.counts = counts
         usage = self.builder.message.usage
         cached = cached or 0
-        # The prompt count includes the cached tokens. Only what changed is set (this runs for every chunk).
-        for name, value in (
-            ("input", (prompt or 0) - cached),
-            ("output", (candidates or 0) + (thoughts or 0)),
-            ("cache_read", cached),
-            ("total_tokens", total or 0),
-        ):
-            if getattr(usage, name) != value:
-                setattr(usage, name, value)
+        # The prompt count includes the cached tokens (this runs for every chunk: no per-attribute setattr).
+        usage.set_numbers(
+            input=(prompt or 0) - cached,
+            output=(candidates or 0) + (thoughts or 0),
+            cache_read=cached,
+            total_tokens=total or 0,
+        )
         calculate_cost(self.model, usage)
 
 
