@@ -81,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
             indent=1,
         )
     )
-    print(f"\n{sum(r.met is True for r in results)} of {len(results)} rows met; JSON in {args.json}")
+    judged = [r for r in results if r.goal]
+    met = sum(r.met is True for r in judged)
+    extra = len(results) - len(judged)
+    print(f"\n{met} of {len(judged)} rows with a goal met ({extra} more for reference); JSON in {args.json}")
     return 1 if failures else 0
 
 

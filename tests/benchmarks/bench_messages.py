@@ -33,6 +33,7 @@ from pi_notebook.coding_agent.messages import (
 )
 
 from .harness import Result, compare, measure, ratio_goal
+from .plain_models import plain_dump, plain_parse
 
 WORDS = ["the", "agent", "message", "tool", "call", "result", "branch", "summary", "file", "line", "test"]
 MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
@@ -195,7 +196,23 @@ def _rows(count: int, repeats: int, scale: float, quick: bool) -> list[Result]:
     )
     base_b, ours_b = compare(lambda: json.loads(text), lambda: [from_pi_json(m) for m in raw], repeats)
     p1b = Result("P1b", f"from_pi_json, {count:,} messages{texts}", "json.loads of their JSON", ours_b, base_b)
-    return [ratio_goal(p1, 2, quick), ratio_goal(p1b, 2, quick)]
+    rows = [ratio_goal(p1, 2, quick), ratio_goal(p1b, 2, quick)]
+    if scale != 1:
+        rows += _floor_rows(raw, typed, count, texts, repeats)
+    return rows
+
+
+def _floor_rows(raw: list[dict[str, Any]], typed: list[Any], count: int, texts: str, repeats: int) -> list[Result]:
+    """What pydantic-core itself costs on the same shapes (plain_models: twins of our classes without Pi's
+    round-trip rules): the floor of a typed layer, for the rows that miss their goal."""
+    plain = plain_parse(raw)
+    base, ours = compare(lambda: plain_parse(raw), lambda: [from_pi_json(m) for m in raw], repeats)
+    parse = Result("P1b", f"from_pi_json, {count:,} messages{texts}", "plain pydantic twins, parse", ours, base)
+    base, ours = compare(lambda: plain_dump(plain), lambda: [to_pi_json(m) for m in typed], repeats)
+    dump = Result("P1", f"to_pi_json, {count:,} messages{texts}", "plain pydantic twins, dump", ours, base)
+    for row in (parse, dump):
+        row.note = "the floor: the same fields as plain pydantic models (no explicit nulls kept)"
+    return [parse, dump]
 
 
 @measure("P1", "convert_to_llm + to_pi_json + json.dumps; from_pi_json (10,000 mixed messages)")
