@@ -35,7 +35,7 @@ from .session_context import SessionContext as SessionContext
 from .session_context import SessionTreeNode as SessionTreeNode
 from .session_context import build_session_context as build_session_context
 from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
-from .session_entries import ENTRY_TYPES, intern_role, js_trim, new_entry_id, parse_entry, written_id
+from .session_entries import ENTRY_TYPES, intern_role, js_trim, json_line, new_entry_id, parse_entry, written_id
 from .session_entries import BranchSummaryEntry as BranchSummaryEntry
 from .session_entries import CompactionEntry as CompactionEntry
 from .session_entries import CustomEntry as CustomEntry
@@ -180,7 +180,7 @@ class SessionFile:
             # Written as built (the keys in Pi's order); typed when first read, so that starting a session does
             # not wait for pydantic to build the header's validator (#12, P2).
             self._plain_header, self._file_version = header, CURRENT_SESSION_VERSION
-            fh.write((dumps_line(header) + "\n").encode("utf-8"))
+            fh.write(json_line(header))
             fh.flush()
         except BaseException:
             fh.close()
@@ -415,12 +415,11 @@ class SessionFile:
             raw = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp}
             try:
                 raw["message"] = message if typed is None else typed.to_pi_json()
-                line = dumps_line(raw)
+                data = json_line(raw)  # kept as the entry's line too (the newline is JSON whitespace)
             except (TypeError, ValueError):  # typed parts (a content block object), NaN: typed, then written as Pi's
                 typed = as_agent_message(message)
                 raw["message"] = typed.to_pi_json()
-                line = dumps_line(raw)
-            data = (line + "\n").encode("utf-8")  # kept as the entry's line too (the newline is JSON whitespace)
+                data = json_line(raw)
             self._write_line(data)
             entry = SessionMessageEntry(entry_id, parent, stamp, intern_role(role), data, typed)
             if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
@@ -508,7 +507,7 @@ class SessionFile:
             raw.update(fields)
             raw.update((key, value) for key, value in optional.items() if value is not None)
             entry = ENTRY_TYPES[entry_type].model_validate(raw)
-            self._write_line((dumps_line(entry.to_pi_json()) + "\n").encode("utf-8"))
+            self._write_line(json_line(entry.to_pi_json()))
             if parent != self._leaf_id:  # the leaf was renamed in memory: hang the entry under that one
                 entry.set_in_memory(parent_id=self._leaf_id)
             self._register(entry)
@@ -535,7 +534,7 @@ class SessionFile:
                         continue
                     raw["id"] = renamed[raw["id"]] = new_entry_id(self._by_id)
                 entry, _ = parse_entry(raw)
-                self._write_line((dumps_line(entry.to_pi_json()) + "\n").encode("utf-8"))
+                self._write_line(json_line(entry.to_pi_json()))
                 self._register(entry)
                 added.append(entry)
             return added

@@ -606,3 +606,22 @@ def test_appends_round_trip(tmp_path_factory: pytest.TempPathFactory, ops: list[
         assert [e.to_pi_json() for e in reopened.entries] == written
         assert [reopened.build_session_context(leaf).to_pi_json() for leaf in leaves] == contexts
         assert reopened.build_session_context().to_pi_json() == default
+
+
+def test_json_line_writes_the_standard_encoders_text_and_falls_back_where_pydantic_core_cannot():
+    from pi_notebook.coding_agent.session_entries import _dumps_line, json_line
+
+    values = [
+        {"a": [1, 2.5, -0.0, 1e21, 3e-6, 12345678901234567890123, True, None], "é": "x\u2028y\u0000\u001f\u007f"},
+        {"text": "NaN and Infinity are words here"},  # the fallback path: the same text
+        [{"nested": {"deep": ["😀", "שלום", "e\u0301"]}}],
+    ]
+    for value in values:
+        line = json_line(value)
+        assert line.endswith(b"\n") and json.loads(line) == json.loads(_dumps_line(value))
+        assert line == (dumps_line(value) + "\n").encode()
+    assert json_line({"s": "lone \udc00"}) == b'{"s":"lone \\udc00"}\n'  # pydantic-core refuses: escaped as JS does
+    with pytest.raises(ValueError):
+        json_line({"n": float("nan")})
+    with pytest.raises(TypeError):
+        json_line({"p": object()})
