@@ -39,8 +39,10 @@ import json, sys, time
 wall, cpu = time.perf_counter(), time.process_time()
 from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
-if {load!r}:
+if {load!r} == "load":
     shell.run_line_magic("load_ext", "pi_notebook")
+elif {load!r} == "pydantic":
+    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 watched = [name for name in {watched!r} if name in sys.modules]
 print(json.dumps({{"wall": wall, "cpu": cpu, "modules": watched}}))
@@ -54,13 +56,15 @@ def _child_env(folder: Path) -> dict[str, str]:
     return env
 
 
-def _run(load: bool, folder: Path, env: dict[str, str]) -> dict[str, object]:
+def _run(load: str, folder: Path, env: dict[str, str]) -> dict[str, object]:
+    """One fresh interpreter: ``load`` is ``"bare"``, ``"load"`` (``%load_ext pi_notebook``) or ``"pydantic"``
+    (importing pydantic only: the floor of any extension whose messages are pydantic models)."""
     code = _CHILD.format(load=load, watched=WATCHED)
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False
     )
     if out.returncode != 0:
-        raise RuntimeError(f"child failed ({'load' if load else 'bare'}):\n{out.stderr[-2000:]}")
+        raise RuntimeError(f"child failed ({load}):\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -74,13 +78,15 @@ def load_ext(quick: bool) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="pi_bench_import_") as tmp:
         folder = Path(tmp)
         env = _child_env(folder)
-        _run(False, folder, env)  # warm-up: IPython's folder, bytecode caches, the OS file cache
-        _run(True, folder, env)
+        for kind in ("bare", "load", "pydantic"):  # warm-up: IPython's folder, bytecode caches, the OS file cache
+            _run(kind, folder, env)
         bare: list[dict[str, object]] = []
         loaded: list[dict[str, object]] = []
+        floor: list[dict[str, object]] = []
         for _ in range(pairs):
-            bare.append(_run(False, folder, env))
-            loaded.append(_run(True, folder, env))
+            bare.append(_run("bare", folder, env))
+            loaded.append(_run("load", folder, env))
+            floor.append(_run("pydantic", folder, env))
 
     added = [float(load["wall"]) - float(b["wall"]) for b, load in zip(bare, loaded, strict=True)]
     added_cpu = [float(load["cpu"]) - float(b["cpu"]) for b, load in zip(bare, loaded, strict=True)]
@@ -100,6 +106,16 @@ def load_ext(quick: bool) -> list[Result]:
         ),
     )
 
+    floor_added = [float(f["wall"]) - float(b["wall"]) for b, f in zip(bare, floor, strict=True)]
+    floor_row = Result(
+        "P2",
+        "import pydantic alone (what the message models need): import − bare start",
+        "—",
+        Stat.of(floor_added),
+        note="the same fresh interpreters, interleaved with the rows above: the part of %load_ext no extension "
+        "whose messages are pydantic models can avoid",
+    )
+
     seen = sorted({name for x in loaded for name in x["modules"]})  # type: ignore[union-attr]
     present = [name for name in FORBIDDEN if name in seen]
     modules_row = Result(
@@ -112,4 +128,4 @@ def load_ext(quick: bool) -> list[Result]:
         met=not present,
         note=f"imported: {', '.join(seen) or 'none of ' + ', '.join(WATCHED)}",
     )
-    return [time_row, modules_row]
+    return [time_row, floor_row, modules_row]
