@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ..ai import AssistantMessage, PiModel, ToolResultMessage, UserMessage
+from ..ai import AssistantMessage, PiModel, ToolResultMessage, UserMessage, describe_pending
 
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
 ToLlm = Callable[[Any], "LlmMessage | Sequence[LlmMessage] | None"]
@@ -93,7 +93,7 @@ _passthrough: frozenset[type] = frozenset()
 def _role_of(model_cls: type) -> str:
     if not (isinstance(model_cls, type) and issubclass(model_cls, PiModel)):
         raise MessageTypeError(f"{model_cls!r} is not a PiModel subclass")
-    field = model_cls.model_fields.get("role")
+    field = model_cls.__pydantic_fields__.get("role")
     args = get_args(field.annotation) if field is not None and get_origin(field.annotation) is Literal else ()
     if len(args) != 1 or not isinstance(args[0], str) or field.default != args[0]:
         raise MessageTypeError(
@@ -218,6 +218,7 @@ def _get_parser() -> TypeAdapter[Any]:
         return parser
     with _lock:
         if _parser is None:
+            describe_pending()  # the classes' field descriptions, before their schemas are built here
             classes = tuple(t.model for t in _registry.values())
             union = Union[classes] if len(classes) > 1 else classes[0]  # noqa: UP007 - built at run time
             _parser = TypeAdapter(Annotated[union, Field(discriminator="role")])

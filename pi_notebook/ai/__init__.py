@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._base import Number, PiModel, now_ms
+    from ._base import Number, PiModel, describe_pending, now_ms
     from .abort import AbortController, AbortSignal
     from .keys import MissingApiKeyError
     from .models import (
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "._base": ["Number", "PiModel", "now_ms"],
+        "._base": ["Number", "PiModel", "describe_pending", "now_ms"],
         ".abort": ["AbortController", "AbortSignal"],
         ".keys": ["MissingApiKeyError"],
         ".models": [
@@ -135,6 +135,7 @@ __all__ = [
     "complete",
     "default_model",
     "default_model_choice",
+    "describe_pending",
     "get_model",
     "is_context_overflow",
     "is_retryable",

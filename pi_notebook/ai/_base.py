@@ -18,7 +18,8 @@ key) also leaves the key absent; ``Cls(jsonKey=None)`` is an explicit ``null``. 
 ``model_dump()`` leaves absent keys out too.
 
 Importing costs little: a model's validator and serializer are compiled on first use (``defer_build``), and
-the attribute docstrings that describe the fields are read once per source file, not once per class.
+the attribute docstrings that describe the fields are read then too (before the first schema is built, or when
+``model_fields`` is read), once per source file, not once per class.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import inspect
 import linecache
 import operator
 import sys
+import threading
 import time
 import types
 import typing
@@ -137,7 +139,7 @@ class PiModel(BaseModel):
         for name in optional:
             if not isinstance(_class_attribute(cls, name), _Optional):
                 type.__setattr__(cls, name, _Optional(name))
-        describe_fields(cls)
+        _describe_later(cls)
         if not cls.__pydantic_complete__:  # defer_build: pydantic sets no __signature__ until it builds
             type.__setattr__(cls, "__signature__", _Signature(None))
 
@@ -173,6 +175,25 @@ class PiModel(BaseModel):
         if model.__pydantic_private__ is None:
             _set(model, "__pydantic_private__", {})
         return model
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """pydantic's ``model_rebuild`` (which a first use calls, ``defer_build``), the field descriptions given
+        first (:func:`describe_pending`), so that the schema has them."""
+        describe_pending()
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,  # the caller's frame, past this one
+            _types_namespace=_types_namespace,
+        )
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
@@ -307,29 +328,81 @@ def _assigned(model: Any, name: str, value: Any, current: Any) -> Any:
     return value
 
 
-def describe_fields(cls: type[BaseModel]) -> None:
-    """Give each field of the pydantic model ``cls`` that has no description the docstring written under it,
-    as ``use_attribute_docstrings`` does but reading each module's source once, not once per class. Call it
-    before the model is built (``defer_build``), so that its JSON schema has them too."""
-    docs = _attribute_docstrings(cls)
+_pending: list[tuple[type[BaseModel], str, dict[str, Any], int]] = []
+"""Classes whose field docstrings are still to be read: (class, source file, module globals, line of the class
+statement)."""
+_described_at_once = False  # once a model was built, classes defined later are described when defined
+_pending_lock = threading.Lock()
+
+
+def _describe_later(cls: type[BaseModel]) -> None:
+    """Remember where ``cls`` is being defined; its field docstrings are read before any model is built
+    (:func:`describe_pending`): parsing the sources (a few ms each) is then not part of importing the package."""
+    frame = _defining_frame(cls)
+    if frame is None:
+        return
+    _pending.append((cls, frame.f_code.co_filename, frame.f_globals, frame.f_lineno))
+    if _described_at_once:
+        describe_pending()
+
+
+def describe_pending() -> None:
+    """Give the classes defined so far their field descriptions (see :func:`describe_fields`). Called before a
+    PiModel's schema is built (``model_rebuild``), when ``model_fields`` is read, and before a ``TypeAdapter``
+    over these classes is made."""
+    global _described_at_once
+    if not _pending and _described_at_once:
+        return
+    with _pending_lock:
+        _described_at_once = True
+        while _pending:
+            cls, filename, module_globals, line = _pending.pop(0)
+            source = "".join(linecache.getlines(filename, module_globals))
+            _set_descriptions(cls, _docstrings_at(source, cls.__qualname__, line))
+
+
+class _FieldsView:
+    """``PiModel.model_fields``: pydantic's (the class's ``__pydantic_fields__``), described first."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        describe_pending()
+        return (owner if owner is not None else type(obj)).__pydantic_fields__
+
+
+type.__setattr__(PiModel, "model_fields", _FieldsView())
+
+
+def _set_descriptions(cls: type[BaseModel], docs: dict[str, str]) -> None:
     for name, field in cls.__pydantic_fields__.items():
         if field.description is None and name in docs:
             field.description = docs[name]
 
 
-def _attribute_docstrings(cls: type) -> dict[str, str]:
-    """``{field: docstring}`` for the string literals right after an annotated attribute in ``cls``'s body
-    (pydantic's ``use_attribute_docstrings`` rule), from the source of the code that is defining it (a module
-    or a notebook cell, through :mod:`linecache`), parsed once per source."""
+def describe_fields(cls: type[BaseModel]) -> None:
+    """Give each field of the pydantic model ``cls`` that has no description the docstring written under it,
+    as ``use_attribute_docstrings`` does but reading each module's source once, not once per class. Call it
+    before the model is built (``defer_build``), so that its JSON schema has them too."""
+    frame = _defining_frame(cls)
+    if frame is not None:
+        source = "".join(linecache.getlines(frame.f_code.co_filename, frame.f_globals))
+        _set_descriptions(cls, _docstrings_at(source, cls.__qualname__, frame.f_lineno))
+
+
+def _defining_frame(cls: type) -> Any:
+    """The frame running ``cls``'s class statement (its module's or notebook cell's code), or None."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") != cls.__module__:
-        frame = frame.f_back  # up to the frame running the class statement
-    if frame is None:
-        return {}
-    source = "".join(linecache.getlines(frame.f_code.co_filename, frame.f_globals))
-    found = _classes_in(source).get(cls.__qualname__, ())
+        frame = frame.f_back
+    return frame
+
+
+def _docstrings_at(source: str, qualname: str, line: int) -> dict[str, str]:
+    """``{field: docstring}`` for the string literals right after an annotated attribute in the body of class
+    ``qualname`` of ``source``, defined at ``line`` (pydantic's ``use_attribute_docstrings`` rule), parsed once
+    per source."""
+    found = _classes_in(source).get(qualname, ())
     if len(found) > 1:  # the same name defined twice in one source: the one being defined
-        found = [c for c in found if c[0] <= frame.f_lineno <= c[1]]
+        found = [c for c in found if c[0] <= line <= c[1]]
     return found[0][2] if len(found) == 1 else {}
 
 

@@ -207,7 +207,7 @@ def _prefix_help() -> str:
 
 def _field_names(overrides: dict[str, Any]) -> dict[str, Any]:
     # Overrides are Model fields in snake_case; Pi's camelCase spelling is accepted too.
-    fields = Model.model_fields
+    fields = Model.__pydantic_fields__
     by_alias = {f.alias: name for name, f in fields.items() if f.alias}
     named = {}
     for key, value in overrides.items():

@@ -246,7 +246,7 @@ def _dated(cls: Any, fields: dict[str, Any], iso: Any) -> Any:
     try:
         message = cls.model_validate({**fields, "timestamp": 0 if ms is None else ms})
     except ValidationError as e:
-        raw = {"role": cls.model_fields["role"].default, **fields, "timestamp": ms}
+        raw = {"role": cls.__pydantic_fields__["role"].default, **fields, "timestamp": ms}
         role = raw["role"]
         warnings.warn(
             f"a {role!r} message could not be built ({e.errors()[0]['msg']}); not sent", SessionWarning, stacklevel=3

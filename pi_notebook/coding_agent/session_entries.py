@@ -585,7 +585,7 @@ SessionEntry = (
 
 ENTRY_TYPES: dict[str, Any] = {
     "message": SessionMessageEntry,
-    **{c.model_fields["type"].default: c for c in _EntryBase.__subclasses__()},
+    **{c.__pydantic_fields__["type"].default: c for c in _EntryBase.__subclasses__()},
 }
 """The entry class for each known ``type``."""
 

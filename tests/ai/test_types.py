@@ -1,6 +1,9 @@
 """Layer 1 types: Pi's JSON in, Pi's JSON out, documented fields."""
 
 import inspect
+import json
+import subprocess
+import sys
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -91,3 +94,25 @@ def test_set_numbers_writes_what_setattr_would_and_refuses_other_fields():
         fast.set_numbers(cost=1)
     with pytest.raises(AttributeError, match="nope is not a number field"):
         fast.set_numbers(nope=1)
+
+
+def test_field_docstrings_are_read_at_first_use_not_at_import():
+    # Importing the package (what %load_ext does) parses no source for them; the first schema built, a TypeAdapter
+    # over the messages or model_fields gets them, nested classes included.
+    code = """
+import ast, json
+parsed = []
+real = ast.parse
+ast.parse = lambda *a, **k: parsed.append(1) or real(*a, **k)
+import pi_notebook.coding_agent, pi_notebook.coding_agent.session
+from pi_notebook.agent_core import from_pi_json
+assert parsed == [], parsed
+from_pi_json({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1})
+from pi_notebook.ai import TextContent, UserMessage
+schema = UserMessage.model_json_schema()
+print(json.dumps([len(parsed), schema["$defs"]["TextContent"]["properties"]["text"].get("description"),
+                  TextContent.model_fields["text"].description]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    parses, in_schema, in_fields = json.loads(out.stdout)
+    assert parses >= 1 and in_schema == in_fields == "The text."

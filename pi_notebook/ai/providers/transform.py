@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from .._base import now_ms
+from .._base import describe_pending, now_ms
 from ..jstext import is_blank
 from ..types import (
     AssistantMessage,
@@ -47,6 +47,7 @@ NO_RESULT_TEXT = "No result provided"
 NormalizeToolCallId = Callable[..., str]
 """``normalize(id, model, source_message) -> str``; like a JS callback it may take fewer arguments."""
 
+describe_pending()  # the field descriptions, before the schemas are built below
 _MESSAGE: TypeAdapter[Any] = TypeAdapter(Message)
 _LLM_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
 
