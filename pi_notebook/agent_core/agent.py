@@ -77,8 +77,9 @@ class Agent:
             system_prompt=system_prompt, model=model, thinking_level=thinking_level,
             tools=list(tools), messages=list(messages),
         )  # fmt: skip
-        self.convert_to_llm = convert_to_llm
-        self.transform_context = transform_context
+        self._pipeline_listeners: list[Callable[[], Any]] = []
+        self._convert_to_llm = convert_to_llm
+        self._transform_context = transform_context
         self.steering_mode = steering_mode
         self.follow_up_mode = follow_up_mode
         self.stream_fn = stream_fn
@@ -94,6 +95,44 @@ class Agent:
         self._follow_ups: list[Any] = []
         self._controller: AbortController | None = None
         self._run_task: asyncio.Future[Any] | None = None
+
+    # --- the two stages before every LLM call ---------------------------------------------------------
+
+    @property
+    def convert_to_llm(self) -> Callable[[list[Any]], Any]:
+        """Stage 2, AgentMessage[] → Message[] (required). Setting it takes effect at the next LLM call and tells
+        :meth:`on_pipeline_change` listeners (an open inspector shows what the LLM would get now)."""
+        return self._convert_to_llm
+
+    @convert_to_llm.setter
+    def convert_to_llm(self, fn: Callable[[list[Any]], Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"convert_to_llm must be callable, not {type(fn).__name__}")
+        self._convert_to_llm = fn
+        self._pipeline_changed()
+
+    @property
+    def transform_context(self) -> Callable[[list[Any]], Any] | None:
+        """Stage 1, AgentMessage[] → AgentMessage[] (optional, ``None``). Setting it takes effect at the next LLM
+        call and tells :meth:`on_pipeline_change` listeners."""
+        return self._transform_context
+
+    @transform_context.setter
+    def transform_context(self, fn: Callable[[list[Any]], Any] | None) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError(f"transform_context must be callable or None, not {type(fn).__name__}")
+        self._transform_context = fn
+        self._pipeline_changed()
+
+    def on_pipeline_change(self, listener: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``listener()`` after ``convert_to_llm`` or ``transform_context`` is set (not in Pi: it lets a view
+        of the boundary follow). Returns ``unsubscribe``."""
+        self._pipeline_listeners.append(listener)
+        return lambda: self._pipeline_listeners.remove(listener) if listener in self._pipeline_listeners else None
+
+    def _pipeline_changed(self) -> None:
+        for listener in list(self._pipeline_listeners):
+            listener()
 
     # --- state ----------------------------------------------------------------------------------------
 

@@ -489,5 +489,8 @@ def inspect(session_or_messages: Any, model: Model | str | None = None) -> Inspe
         # On the kernel's main thread, after each magic, %bash included.
         widget._unsubscribe = session_or_messages.on_change(widget._on_change)
     elif isinstance(session_or_messages, Agent):
-        widget._unsubscribe = session_or_messages.subscribe(widget._on_agent_event)
+        unsubscribe = session_or_messages.subscribe(widget._on_agent_event)
+        # Its pipeline set anew (agent.transform_context = fn): traced again, at once.
+        unfollow = session_or_messages.on_pipeline_change(widget._on_pipeline_change)
+        widget._unsubscribe = lambda: (unsubscribe(), unfollow())
     return widget

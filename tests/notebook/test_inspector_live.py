@@ -256,3 +256,27 @@ def test_summarised_rows_are_under_their_summary(tmp_path):
     assert "old question" not in str(covered)  # that one is under the first summary, superseded
     assert "covered" not in rows[1]
     assert first.id != kept.id
+
+
+def test_an_agents_inspector_follows_its_pipeline_when_set_anew():
+    # A hand-made Agent: setting agent.transform_context or agent.convert_to_llm re-traces its open inspectors
+    # at once (no refresh()); the agent's stored history stays as it is; a closed inspector stops following.
+    history = [user("first turn"), user("second turn"), BashExecutionMessage(command="ls", output="a", exit_code=0)]
+    agent = Agent(faux.model(), messages=list(history))
+    insp = inspect(agent)
+    assert [row["status"] for row in insp.rows] == ["passed", "passed", "translated"]
+
+    agent.transform_context = lambda messages: messages[-1:]
+    assert [row["status"] for row in insp.rows] == ["dropped", "dropped", "translated"]
+    assert insp.requests_before  # compare: the bodies from before the change
+
+    agent.convert_to_llm = lambda messages: [user("everything, said once")]
+    assert [row["produced_text"] for row in insp.rows if row["llm"]] == ["everything, said once"]
+    assert agent.messages == history
+
+    insp.close()
+    rows = insp.rows
+    agent.transform_context = None
+    assert insp.rows == rows
+    with pytest.raises(TypeError, match="must be callable"):
+        agent.convert_to_llm = None
