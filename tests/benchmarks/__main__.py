@@ -81,10 +81,14 @@ def main(argv: list[str] | None = None) -> int:
             indent=1,
         )
     )
-    judged = [r for r in results if r.goal]
-    met = sum(r.met is True for r in judged)
-    extra = len(results) - len(judged)
-    print(f"\n{met} of {len(judged)} rows with a goal met ({extra} more for reference); JSON in {args.json}")
+    goals = [r for r in results if r.goal]
+    judged = [r for r in goals if r.met is not None]
+    extra = len(results) - len(goals)
+    if judged:
+        summary = f"{sum(r.met is True for r in judged)} of {len(judged)} rows with a goal met"
+    else:  # --quick: too small to judge
+        summary = f"{len(goals)} rows with a goal, not judged in a quick run"
+    print(f"\n{summary} ({extra} more for reference); JSON in {args.json}")
     return 1 if failures else 0
 
 
