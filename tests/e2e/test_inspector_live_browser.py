@@ -160,3 +160,39 @@ def test_a_long_inspector_is_kept_in_the_saved_file_by_the_page_not_sent_again(l
     saved = output["data"]["application/vnd.pi-notebook.inspector+json"]
     assert len(saved["rows"]) == 400 and saved["requests"]
     assert saved["rows"][-1]["agent"]["command"] == "echo 399"
+
+
+RELOAD_CELLS = [
+    SETUP,
+    "%bash echo before-reload",
+    "insp = pi_notebook.inspect(pi_notebook.current_session())\ninsp",
+    "%bash echo after-reload",
+]
+VISIBLE_COUNT = """(wanted) => [...document.querySelectorAll('.pi-insp-count')].some(
+  (c) => c.checkVisibility() && c.textContent.startsWith(wanted))"""
+
+
+def test_after_a_page_reload_the_open_inspector_is_live_again(lab, page):
+    # The page's widget manager comes after the outputs are drawn: the inspector's live view must still come (not
+    # stay on its saved form), and follow the next cell.
+    write_notebook(lab.root / "reload.ipynb", RELOAD_CELLS)
+    open_notebook(page, lab, "reload.ipynb")
+    for index in (0, 1, 2):
+        run_cell(page, index)
+        wait_ran(page, index, timeout=120_000)
+    page.wait_for_function(VISIBLE_COUNT, arg="1 of 1 rows", timeout=60_000)
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    page.reload()
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.wait_for_function(
+        "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=60_000
+    )
+    page.wait_for_function(VISIBLE_COUNT, arg="1 of 1 rows", timeout=60_000)
+    run_cell(page, 3)
+    wait_ran(page, 3)
+    page.wait_for_function(VISIBLE_COUNT, arg="2 of 2 rows", timeout=30_000)  # live: it followed the cell
+    visible = page.evaluate(
+        "() => [...document.querySelectorAll('.pi-inspector')].filter((e) => e.checkVisibility()).length"
+    )
+    assert visible == 1  # the live view only, not the saved form beside it

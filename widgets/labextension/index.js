@@ -18,6 +18,9 @@ const VIEWS = { transcript, inspector };
 
 /** How long a live view may take to appear before the saved form is drawn in its place meanwhile. */
 const LIVE_WAIT_MS = 400;
+/** A renderer still waiting for the page's widget manager is made again after this, then twice as long... */
+const LIVE_RETRY_MS = 500;
+const LIVE_RETRIES = 7;
 
 /** The renderers showing a live view whose state changed since it was last written into their output. */
 const PENDING = new Set();
@@ -96,6 +99,19 @@ class SavedRenderer extends Widget {
     if (!model || !model.trusted || !(WIDGET_VIEW in model.data)) return false;
     const rendermime = rendermimeOf(this);
     if (!rendermime || !rendermime.getFactory(WIDGET_VIEW)) return false;
+    this.startLive(rendermime, 0);
+    return true;
+  }
+
+  /**
+   * A widget renderer for the view, hidden until it shows one. After a page reload the page's widget manager may
+   * not exist yet when this output is drawn; a renderer made then waits for it for ever (ipywidgets hands the
+   * manager only to renderers that are an output's own child, which this one is not). So while a renderer is
+   * still waiting for a manager, it is made again, later each time (LIVE_RETRY_MS, doubled, LIVE_RETRIES times);
+   * one that has its manager is kept, however long it takes to draw (it draws the view once the manager has the
+   * model).
+   */
+  startLive(rendermime, attempt) {
     const live = rendermime.createRenderer(WIDGET_VIEW);
     this.live = live;
     live.hide();
@@ -103,6 +119,7 @@ class SavedRenderer extends Widget {
     // The widget renderer shows "Loading widget..." / "model not found" as text, and the view as a child
     // widget once it has the model (maybe later, when the manager restores saved state).
     const check = () => {
+      if (this.live !== live) return;
       const shown = (live.widgets?.length ?? 0) > 0;
       if (shown === this.liveShown) return;
       this.liveShown = shown;
@@ -111,19 +128,45 @@ class SavedRenderer extends Widget {
         this.cleanup?.(); // the saved form, if it was drawn meanwhile, goes: one view of the history per output
         this.cleanup = null;
         this.saved.node.replaceChildren();
-        // The views in it: their latest state is written here when the notebook is saved (keepState, flush).
-        const views = live.node.querySelectorAll("[data-pi-state]");
-        for (const view of views) view.dispatchEvent(new CustomEvent(KEPT_EVENT));
+        tell();
       }
       this.saved.setHidden(shown);
     };
+    // The views in it, once each: their latest state is written here when the notebook is saved (keepState,
+    // flush). A view may mark itself (data-pi-state) after its widget is attached (anywidget renders later).
+    const told = new WeakSet();
+    const tell = () => {
+      for (const view of live.node.querySelectorAll("[data-pi-state]")) {
+        if (told.has(view)) continue;
+        told.add(view);
+        view.dispatchEvent(new CustomEvent(KEPT_EVENT));
+      }
+    };
+    this.observer?.disconnect();
     this.observer = new MutationObserver(check);
     this.observer.observe(live.node, { childList: true });
-    live.renderModel(model).then(() => {
-      check();
-      if (!this.liveShown) this.drawSaved(); // no such model (yet): the saved form meanwhile
-    }, () => this.drawSaved());
-    return true;
+    this.marks?.disconnect();
+    this.marks = new MutationObserver(() => this.liveShown && this.live === live && tell());
+    this.marks.observe(live.node, { subtree: true, attributes: true, attributeFilter: ["data-pi-state"] });
+    live.renderModel(this.model).then(
+      () => {
+        check();
+        if (!this.liveShown) this.drawSaved(); // no such model (yet): the saved form meanwhile
+      },
+      () => this.drawSaved(),
+    );
+    // ipywidgets' renderer resolves this once it has the page's widget manager (a renderer of another make, or
+    // another version without it, is never made again).
+    const waiting = live._manager?.promise;
+    let managed = !waiting;
+    waiting?.then(() => (managed = true));
+    if (attempt >= LIVE_RETRIES) return;
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      if (managed || this.liveShown || this.isDisposed || this.live !== live) return;
+      live.dispose(); // (its parent's layout lets it go: removing it from the layout as well would remove another)
+      this.startLive(rendermime, attempt + 1);
+    }, LIVE_RETRY_MS * 2 ** attempt);
   }
 
   /** The live view's state changed: remember how to take it; it is written when the notebook is saved. */
@@ -149,8 +192,10 @@ class SavedRenderer extends Widget {
     if (this.isDisposed) return;
     PENDING.delete(this);
     clearTimeout(this.fallback);
+    clearTimeout(this.retry);
     this.node.removeEventListener(STATE_EVENT, this.onState);
     this.observer?.disconnect();
+    this.marks?.disconnect();
     this.cleanup?.();
     super.dispose();
   }
