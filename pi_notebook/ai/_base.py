@@ -356,9 +356,7 @@ def describe_pending() -> None:
     with _pending_lock:
         _described_at_once = True
         while _pending:
-            cls, filename, module_globals, line = _pending.pop(0)
-            source = "".join(linecache.getlines(filename, module_globals))
-            _set_descriptions(cls, _docstrings_at(source, cls.__qualname__, line))
+            _describe(*_pending.pop(0))
 
 
 class _FieldsView:
@@ -372,7 +370,10 @@ class _FieldsView:
 type.__setattr__(PiModel, "model_fields", _FieldsView())
 
 
-def _set_descriptions(cls: type[BaseModel], docs: dict[str, str]) -> None:
+def _describe(cls: type[BaseModel], filename: str, module_globals: dict[str, Any], line: int) -> None:
+    """The field docstrings of ``cls``, defined at ``line`` of ``filename``, as its fields' descriptions."""
+    source = "".join(linecache.getlines(filename, module_globals))
+    docs = _docstrings_at(source, cls.__qualname__, line)
     for name, field in cls.__pydantic_fields__.items():
         if field.description is None and name in docs:
             field.description = docs[name]
@@ -384,8 +385,7 @@ def describe_fields(cls: type[BaseModel]) -> None:
     before the model is built (``defer_build``), so that its JSON schema has them too."""
     frame = _defining_frame(cls)
     if frame is not None:
-        source = "".join(linecache.getlines(frame.f_code.co_filename, frame.f_globals))
-        _set_descriptions(cls, _docstrings_at(source, cls.__qualname__, frame.f_lineno))
+        _describe(cls, frame.f_code.co_filename, frame.f_globals, frame.f_lineno)
 
 
 def _defining_frame(cls: type) -> Any:

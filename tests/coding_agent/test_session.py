@@ -609,7 +609,8 @@ def test_appends_round_trip(tmp_path_factory: pytest.TempPathFactory, ops: list[
 
 
 def test_json_line_writes_the_standard_encoders_text_and_falls_back_where_pydantic_core_cannot():
-    from pi_notebook.coding_agent.session_entries import _dumps_line, json_line
+    from pi_notebook.coding_agent.json_lines import _standard_line as _dumps_line
+    from pi_notebook.coding_agent.json_lines import json_line
 
     values = [
         {"a": [1, 2.5, -0.0, 1e21, 3e-6, 12345678901234567890123, True, None], "é": "x\u2028y\u0000\u001f\u007f"},
