@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .session import SessionFile, SessionMessageEntry, SessionWarning, iso_now
-from .session_entries import parse_iso_ms
+from .session import SessionFile, iso_now
+from .session_entries import SessionMessageEntry, SessionWarning, parse_iso_ms
 
 ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
 """Moves Pi's agent dir (``APP_NAME.toUpperCase() + "_CODING_AGENT_DIR"`` with Pi's app name ``pi``)."""

@@ -30,26 +30,38 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..agent_core import as_agent_message
-from .session_context import DEFAULT_LEAF, DefaultLeaf, build_tree, context_at, gc_paused, path_to_leaf
-from .session_context import SessionContext as SessionContext
-from .session_context import SessionTreeNode as SessionTreeNode
-from .session_context import build_session_context as build_session_context
-from .session_entries import CURRENT_SESSION_VERSION as CURRENT_SESSION_VERSION
-from .session_entries import ENTRY_TYPES, intern_role, js_trim, json_line, new_entry_id, parse_entry, written_id
-from .session_entries import BranchSummaryEntry as BranchSummaryEntry
-from .session_entries import CompactionEntry as CompactionEntry
-from .session_entries import CustomEntry as CustomEntry
-from .session_entries import CustomMessageEntry as CustomMessageEntry
-from .session_entries import LabelEntry as LabelEntry
-from .session_entries import ModelChangeEntry as ModelChangeEntry
-from .session_entries import SessionEntry as SessionEntry
-from .session_entries import SessionHeader as SessionHeader
-from .session_entries import SessionInfoEntry as SessionInfoEntry
-from .session_entries import SessionMessageEntry as SessionMessageEntry
-from .session_entries import SessionWarning as SessionWarning
-from .session_entries import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
-from .session_entries import UnknownEntry as UnknownEntry
-from .session_entries import dumps_line as dumps_line
+from ..ai.jstext import js_trim
+from .json_lines import dumps_line, json_line
+from .session_context import (
+    DEFAULT_LEAF,
+    DefaultLeaf,
+    SessionContext,
+    SessionTreeNode,
+    build_tree,
+    context_at,
+    gc_paused,
+    path_to_leaf,
+)
+from .session_entries import (
+    CURRENT_SESSION_VERSION,
+    ENTRY_TYPES,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    SessionMessageEntry,
+    SessionWarning,
+    ThinkingLevelChangeEntry,
+    intern_role,
+    new_entry_id,
+    parse_entry,
+    written_id,
+)
 from .session_load import load_session_lines
 
 try:

@@ -23,10 +23,7 @@ from pydantic import Field, PrivateAttr, ValidationError
 
 from ..agent_core import AgentMessage, MessageValidationError, OpaqueMessage, from_pi_json, to_pi_json
 from ..ai import ImageContent, Number, PiModel, TextContent
-from ..ai.jstext import js_trim as js_trim
-from .json_lines import dumps_line as dumps_line
-from .json_lines import json_line as json_line
-from .json_lines import parse_json_line as parse_json_line
+from .json_lines import json_line, parse_json_line
 
 CURRENT_SESSION_VERSION = 3
 """The session format version this module writes (Pi's ``CURRENT_SESSION_VERSION``)."""

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json as _FROM_JSON
 
 from ..ai.jstext import JS_WHITESPACE
+from .json_lines import parse_json_line
 from .session_entries import (
     CURRENT_SESSION_VERSION,
     LabelEntry,
@@ -35,7 +36,6 @@ from .session_entries import (
     migrate_values,
     not_an_entry,
     parse_entry,
-    parse_json_line,
 )
 
 

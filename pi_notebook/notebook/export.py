@@ -35,7 +35,8 @@ import anywidget
 
 from ..agent_core import Agent, as_agent_message
 from ..ai import AssistantMessage
-from ..coding_agent.session import SessionEntry, SessionFile
+from ..coding_agent.session import SessionFile
+from ..coding_agent.session_entries import SessionEntry
 from .inspector import InspectorWidget
 from .kernel import NotebookSession
 from .render import messages_mimebundle

@@ -25,8 +25,9 @@ from ..coding_agent.compaction import (
     should_compact,
 )
 from ..coding_agent.context_fit import ContextFitter, fit_messages, latest_exchange
-from ..coding_agent.session import CompactionEntry, SessionFile
+from ..coding_agent.session import SessionFile
 from ..coding_agent.session_context import entry_messages
+from ..coding_agent.session_entries import CompactionEntry
 from ..coding_agent.trace import resolve_awaitable, trace_boundary
 from .config import parse_tools
 from .kernel import NotebookSession

@@ -20,12 +20,11 @@ from ..agent_core import as_agent_message, convert_to_llm, prepare_llm_messages,
 from ..agent_core.convert import takes_signal
 from ..ai import default_model, get_model
 from ..coding_agent import BashExecutionMessage, CustomMessage
-from ..coding_agent.session import (
+from ..coding_agent.session import SessionError, SessionFile
+from ..coding_agent.session_entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
-    SessionError,
-    SessionFile,
     SessionMessageEntry,
     SessionWarning,
 )

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 WORDS = ["the", "session", "file", "tree", "branch", "leaf", "entry", "summary", "tool", "call", "result"]
 MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}

@@ -29,7 +29,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 from .bench_session_load import write_session
 from .harness import Result, Stat, compare, measure, ratio_goal

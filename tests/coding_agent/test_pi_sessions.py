@@ -28,7 +28,8 @@ from pi_notebook.coding_agent.pi_sessions import (
     publish_draft,
     read_session_info,
 )
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 PI_FIXTURES = Path(__file__).parent.parent / "fixtures" / "pi" / "sessions"
 PI_NAME = re.compile(

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from pi_notebook.agent import BashExecutionMessage, CustomMessage, OpaqueMessage
 from pi_notebook.ai import AssistantMessage, TextContent, UserMessage
+from pi_notebook.coding_agent.json_lines import dumps_line
 from pi_notebook.coding_agent.session import (
     EntryNotFoundError,
     InvalidSessionError,
@@ -24,12 +25,9 @@ from pi_notebook.coding_agent.session import (
     SessionFile,
     SessionLockedError,
     SessionReadOnlyError,
-    SessionWarning,
-    UnknownEntry,
-    build_session_context,
-    dumps_line,
 )
-from pi_notebook.coding_agent.session_entries import new_entry_id, parse_iso_ms
+from pi_notebook.coding_agent.session_context import build_session_context
+from pi_notebook.coding_agent.session_entries import SessionWarning, UnknownEntry, new_entry_id, parse_iso_ms
 
 SESSIONS = Path(__file__).parent.parent / "fixtures" / "pi" / "sessions"
 HEADER = {"type": "session", "version": 3, "id": "0b5e1f4e-0000-4000-8000-000000000001", "cwd": "/p"}

@@ -14,14 +14,10 @@ from typing import Any
 
 import pytest
 
-from pi_notebook.coding_agent.session import (
-    SessionFile,
-    SessionMessageEntry,
-    SessionTreeNode,
-    SessionWarning,
-    build_session_context,
-    dumps_line,
-)
+from pi_notebook.coding_agent.json_lines import dumps_line
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_context import SessionTreeNode, build_session_context
+from pi_notebook.coding_agent.session_entries import SessionMessageEntry, SessionWarning
 
 SESSIONS = Path(__file__).parent.parent / "fixtures" / "pi" / "sessions"
 CASES: list[dict[str, Any]] = json.loads((SESSIONS / "expected.json").read_text(encoding="utf-8"))

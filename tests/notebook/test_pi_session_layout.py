@@ -17,7 +17,8 @@ import pi_notebook
 from pi_notebook.agent_core import to_pi_json
 from pi_notebook.ai import faux
 from pi_notebook.coding_agent.pi_sessions import list_pi_sessions, pi_session_dir
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 from pi_notebook.notebook.config import PiNotebook
 
 PI_FIXTURES = Path(__file__).parent.parent / "fixtures" / "pi" / "sessions"
@@ -113,7 +114,7 @@ def test_open_misuse_is_a_one_line_usage_error(shell, capsys):
     assert _error(shell.cell("%agent_session open a b")).startswith("usage:")
 
 
-@pytest.mark.filterwarnings("ignore::pi_notebook.coding_agent.session.SessionWarning")
+@pytest.mark.filterwarnings("ignore::pi_notebook.coding_agent.session_entries.SessionWarning")
 def test_a_file_pi_duplicated_opens_with_each_message_once(shell, capsys):
     # Pi continued a %bash-only file: the header and the command again, then its prompt and reply.
     cwd = os.getcwd()

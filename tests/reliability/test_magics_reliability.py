@@ -28,7 +28,8 @@ from traitlets.config import Config
 
 import pi_notebook
 from pi_notebook.ai import faux
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 
 def shown_error(shell, code: str, capsys) -> tuple[BaseException | None, str]:

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 SETUP = (
     "%load_ext pi_notebook\nimport json, pi_notebook\nfrom pi_notebook.ai import faux\n"

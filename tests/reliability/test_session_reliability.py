@@ -24,7 +24,9 @@ from pi_notebook.coding_agent.messages import (
     CompactionSummaryMessage,
     CustomMessage,
 )
-from pi_notebook.coding_agent.session import SessionFile, SessionWarning, build_session_context
+from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_context import build_session_context
+from pi_notebook.coding_agent.session_entries import SessionWarning
 
 # --- helpers --------------------------------------------------------------------------------------------
 
