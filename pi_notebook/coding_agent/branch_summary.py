@@ -8,15 +8,15 @@ commands, tool calls and answers is written instead.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_core import convert_to_llm, to_pi_json
+from ..agent_core import convert_to_llm
 from ..ai import Context, Model, TextContent, UserMessage, complete
 from .compaction import estimate_tokens
 from .compaction_prompts import SUMMARIZATION_SYSTEM_PROMPT, file_lists, format_file_operations, serialize_conversation
+from .digest import digest
 
 BRANCH_SUMMARY_PREAMBLE = (
     "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
@@ -53,7 +53,6 @@ Use this EXACT format:
 Keep each section concise. Preserve exact file paths, function names, and error messages."""
 
 NOTHING_TO_SUMMARIZE = "No content to summarize"
-_ITEM_CHARS = 200
 
 
 class BranchSummaryError(RuntimeError):
@@ -130,41 +129,3 @@ def describe_branch(messages: Sequence[Any], previous_details: dict[str, Any] | 
     read, modified = file_lists(messages, previous_details)
     body = digest(messages) or NOTHING_TO_SUMMARIZE
     return BranchSummary(BRANCH_SUMMARY_PREAMBLE + body + format_file_operations(read, modified), read, modified)
-
-
-def digest(messages: Sequence[Any]) -> str:
-    """One line per prompt, shell command, tool call and answer, clipped ("" when there are none)."""
-    lines = []
-    for message in messages:
-        data = to_pi_json(message)
-        role = data.get("role")
-        if role == "user":
-            lines.append(f"- The user asked: {_clip(_text(data.get('content')))}")
-        elif role == "bashExecution":
-            code = data.get("exitCode")
-            status = f" (exit code {code})" if code else ""
-            lines.append(f"- The user ran `{_clip(data.get('command', ''))}`{status}")
-        elif role == "assistant":
-            for block in data.get("content", []):
-                if block.get("type") == "toolCall":
-                    args = json.dumps(block.get("arguments", {}), ensure_ascii=False)
-                    lines.append(f"- The assistant called {block.get('name')}({_clip(args)})")
-            answer = _text([b for b in data.get("content", []) if b.get("type") == "text"])
-            if answer:
-                lines.append(f"- The assistant answered: {_clip(answer)}")
-        elif role == "custom":
-            lines.append(f"- A {data.get('customType')} message: {_clip(_text(data.get('content')))}")
-        elif role in ("branchSummary", "compactionSummary"):
-            lines.append(f"- An earlier summary: {_clip(data.get('summary', ''))}")
-    return "\n".join(lines)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _ITEM_CHARS else text[: _ITEM_CHARS - 1] + "…"

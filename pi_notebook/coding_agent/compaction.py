@@ -41,6 +41,7 @@ from .compaction_prompts import (
     summarization_prompt,
     turn_prefix_prompt,
 )
+from .digest import digest
 from .messages import CompactionSummaryMessage
 
 IMAGE_CHARS = 4800
@@ -331,8 +332,6 @@ def compact_digest(
 ) -> CompactionResult:
     """:func:`compact` without a model: the summary lists the prompts, commands, tool calls and answers of the
     older part (the previous summary, if any, comes first)."""
-    from .branch_summary import digest  # imports this module
-
     messages = [as_agent_message(m) for m in messages]
     start = 1 if messages and isinstance(messages[0], CompactionSummaryMessage) else 0
     cut = find_cut_point(messages, settings.keep_recent_tokens, start)
