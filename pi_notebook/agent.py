@@ -4,15 +4,10 @@
 both layers. The code lives in two packages that mirror Pi's: :mod:`pi_notebook.agent_core` (Pi's
 ``packages/agent``: AgentMessage and the role registry, the LLM boundary, the loop, ``Agent``, events, the tool
 protocol) and :mod:`pi_notebook.coding_agent` (Pi's ``packages/coding-agent``: the four roles, the boundary
-trace, session files, compaction, branch summaries, recovery, tools). This module only re-exports them.
-
-Modules that lived under ``pi_notebook.agent`` before the split (``pi_notebook.agent.session``, ``.tools``,
-``.compaction``, ...) still import, as the same module objects as their new homes.
+trace, session files, compaction, branch summaries, recovery, tools). This module only re-exports their public
+names, by plain imports; everything else is imported from the module that defines it
+(``pi_notebook.coding_agent.session``, ``pi_notebook.coding_agent.tools``, ...).
 """
-
-import importlib as _importlib
-import pkgutil as _pkgutil
-import sys as _sys
 
 from .agent_core import (
     AfterToolCallResult,
@@ -69,25 +64,6 @@ from .coding_agent import (
     bash_execution_to_text,
     trace_boundary,
 )
-
-MOVED_MODULES = {
-    **{name: f"agent_core.{name}" for name in ("agent", "convert", "events", "loop", "loop_guard", "messages", "tool")},
-    **{
-        name: f"coding_agent.{name}"
-        for name in (
-            "branch_summary", "compaction", "compaction_prompts", "context_fit", "recovery", "session",
-            "session_context", "session_entries", "tools", "trace", "truncate",
-        )
-    },
-}  # fmt: skip
-"""Old submodule name under ``pi_notebook.agent`` → its module under ``pi_notebook``."""
-
-for _old, _new in MOVED_MODULES.items():
-    _sys.modules[f"{__name__}.{_old}"] = _importlib.import_module(f"pi_notebook.{_new}")
-for _info in _pkgutil.iter_modules(_sys.modules[f"{__name__}.tools"].__path__):  # and the tools' own modules
-    _sys.modules[f"{__name__}.tools.{_info.name}"] = _importlib.import_module(
-        f"pi_notebook.coding_agent.tools.{_info.name}"
-    )
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",

@@ -1,6 +1,7 @@
 """Imports flow one way: ai <- agent_core <- coding_agent <- notebook. A wrong-way import fails here.
 
-``pi_notebook.agent`` only re-exports the core and the coding agent for users; nothing inside imports it.
+``pi_notebook.agent`` only re-exports the core and the coding agent for users; nothing inside imports it. No
+module answers to a second import path (``sys.modules`` aliases, module-class swaps).
 """
 
 import ast
@@ -134,16 +135,98 @@ def test_the_core_alone_knows_no_app_role():
     assert out.splitlines() == ["['assistant', 'toolResult', 'user'] True", "BashExecutionMessage"]
 
 
-def test_the_old_import_paths_still_work():
-    import pi_notebook.agent.session as old_session
-    import pi_notebook.agent.tools.shell as old_shell
+def module_rewrites(path: Path) -> list[str]:
+    """Where ``path`` puts a module into ``sys.modules`` (one module under a second name, an alias) or swaps a
+    module's class: the ways a module answers to an import path that is not its own file."""
+    sys_names, modules_names = set(), set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            sys_names |= {a.asname or a.name for a in node.names if a.name == "sys"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and not node.level:
+            modules_names |= {a.asname or a.name for a in node.names if a.name == "modules"}
+
+    def is_sys_modules(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr == "modules":
+            return isinstance(node.value, ast.Name) and node.value.id in sys_names
+        return isinstance(node, ast.Name) and node.id in modules_names
+
+    bad = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "__setitem__"):
+                if is_sys_modules(func.value):
+                    bad.append(f"{path.name}:{node.lineno} calls sys.modules.{func.attr}")
+            elif isinstance(func, ast.Name) and func.id == "setattr" and _is_text(node.args[1:2], "__class__"):
+                bad.append(f"{path.name}:{node.lineno} swaps a class with setattr")
+        for target in (t for top in targets for t in _assigned(top)):
+            if isinstance(target, ast.Subscript) and is_sys_modules(target.value):
+                bad.append(f"{path.name}:{node.lineno} assigns into sys.modules")
+            elif isinstance(target, ast.Attribute) and target.attr == "__class__":
+                bad.append(f"{path.name}:{node.lineno} swaps a class")
+    return bad
+
+
+def _assigned(target: ast.expr) -> list[ast.expr]:
+    """What an assignment target binds: itself, or each item of a tuple or list target."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for item in target.elts for t in _assigned(item)]
+    return _assigned(target.value) if isinstance(target, ast.Starred) else [target]
+
+
+def _is_text(args: list[ast.expr], text: str) -> bool:
+    return len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value == text
+
+
+def _files(where: str) -> list[Path]:
+    return sorted(PACKAGE.glob("*.py")) if where == "." else _modules(where)
+
+
+_AI_REWRITES = pytest.mark.xfail(
+    strict=True,
+    reason="the ai layer still aliases ai.providers.faux and swaps its package's class; its owner removes both "
+    "(#20): drop this mark then",
+)
+
+
+@pytest.mark.parametrize(
+    "where", [pytest.param(w, marks=_AI_REWRITES) if w == "ai" else w for w in [".", *sorted(FORBIDDEN)]]
+)
+def test_no_module_rewrites_sys_modules(where):
+    # One path per name (style rule 12): a module is imported by the path of its file, nowhere else.
+    assert [bad for path in _files(where) for bad in module_rewrites(path)] == []
+
+
+def test_rewrite_checker_sees_aliases_and_class_swaps(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import sys\nimport sys as _sys\nfrom sys import modules as mods\n"
+        "sys.modules[__name__] = other\n"  # an alias
+        "_sys.modules['pkg.old'], x = new, 1\n"  # an alias, through a renamed sys
+        "mods['pkg.old'] = new\n"
+        "sys.modules.update({'pkg.old': new})\n"
+        "sys.modules[__name__].__class__ = Package\n"  # a module-class swap
+        "setattr(sys.modules[__name__], '__class__', Package)\n"
+        # what is allowed: reading sys.modules, setting a module's attribute
+        "found = sys.modules.get('httpx')\nsetattr(sys.modules[__name__], name, value)\n"
+    )
+    assert len(module_rewrites(bad)) == 6
+
+
+def test_the_facade_only_re_exports_the_layers():
+    import importlib
 
     import pi_notebook.agent as facade
-    import pi_notebook.coding_agent.session as session
-    import pi_notebook.coding_agent.tools.shell as shell
-    from pi_notebook.ai import faux
-    from pi_notebook.ai.providers import faux as old_faux
+    import pi_notebook.agent_core as core
+    import pi_notebook.coding_agent as app
 
-    assert old_session is session and old_shell is shell and old_faux is faux
-    [sent] = facade.convert_to_llm([facade.BashExecutionMessage(command="ls", output="a", exit_code=0)])
-    assert sent.content[0].text == "Ran `ls`\n```\na\n```"
+    for name in facade.__all__:
+        assert any(getattr(facade, name) is getattr(layer, name, None) for layer in (core, app)), name
+    with pytest.raises(ModuleNotFoundError):  # the module paths used before the split are gone
+        importlib.import_module("pi_notebook.agent.session")
