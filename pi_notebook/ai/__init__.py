@@ -11,6 +11,15 @@ from .lazy import lazy_exports
 if TYPE_CHECKING:
     from ._base import Number, PiModel, describe_pending, now_ms
     from .abort import AbortController, AbortSignal
+    from .api_registry import (
+        ApiProvider,
+        UnknownApiError,
+        get_api_provider,
+        list_api_providers,
+        register_api_provider,
+        register_provider,
+        register_request_builder,
+    )
     from .keys import MissingApiKeyError
     from .models import (
         UnknownModelError,
@@ -23,9 +32,9 @@ if TYPE_CHECKING:
     )
     from .options import StreamOptions
     from .overflow import is_context_overflow
-    from .request import build_request, register_request_builder
+    from .request import build_request
     from .retry import RetrySettings, is_retryable
-    from .stream import AssistantMessageStream, UnknownApiError, complete, register_provider, stream
+    from .stream import AssistantMessageStream, complete, stream
     from .types import (
         AssistantMessage,
         CacheRetention,
@@ -52,6 +61,15 @@ __getattr__, __dir__ = lazy_exports(
     {
         "._base": ["Number", "PiModel", "describe_pending", "now_ms"],
         ".abort": ["AbortController", "AbortSignal"],
+        ".api_registry": [
+            "ApiProvider",
+            "UnknownApiError",
+            "get_api_provider",
+            "list_api_providers",
+            "register_api_provider",
+            "register_provider",
+            "register_request_builder",
+        ],
         ".keys": ["MissingApiKeyError"],
         ".models": [
             "UnknownModelError",
@@ -64,9 +82,9 @@ __getattr__, __dir__ = lazy_exports(
         ],
         ".options": ["StreamOptions"],
         ".overflow": ["is_context_overflow"],
-        ".request": ["build_request", "register_request_builder"],
+        ".request": ["build_request"],
         ".retry": ["RetrySettings", "is_retryable"],
-        ".stream": ["AssistantMessageStream", "UnknownApiError", "complete", "register_provider", "stream"],
+        ".stream": ["AssistantMessageStream", "complete", "stream"],
         ".types": [
             "AssistantMessage",
             "CacheRetention",
@@ -105,6 +123,7 @@ sys.modules[__name__].__class__ = _Package
 __all__ = [
     "AbortController",
     "AbortSignal",
+    "ApiProvider",
     "AssistantMessage",
     "AssistantMessageStream",
     "CacheRetention",
@@ -136,12 +155,15 @@ __all__ = [
     "default_model",
     "default_model_choice",
     "describe_pending",
+    "get_api_provider",
     "get_model",
     "is_context_overflow",
     "is_retryable",
+    "list_api_providers",
     "list_models",
     "model_note",
     "now_ms",
+    "register_api_provider",
     "register_provider",
     "register_request_builder",
     "stream",

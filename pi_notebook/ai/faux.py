@@ -25,7 +25,6 @@ from typing import Any
 
 from .events import PartialBuilder, final_event
 from .options import StreamOptions
-from .stream import register_provider
 from .types import (
     AssistantMessage,
     Context,
@@ -151,7 +150,8 @@ class FauxProvider:
         self._prompts.clear()
 
     async def stream(self, model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
-        """The provider's stream function (registered for ``self.api``)."""
+        """The provider's stream function. The default provider's is registered for api ``"faux"``; another
+        instance serves its ``api`` once registered: ``register_provider(p.api, p.stream)``."""
         self.calls.append(context.model_copy(deep=True))
         self.call_options.append(options.model_copy(update={"api_key": None, "signal": None}))
         if options.on_payload is not None:
@@ -229,7 +229,6 @@ class FauxProvider:
 
 #: The default faux provider, registered for api ``"faux"``; the module functions below drive it.
 provider = FauxProvider()
-register_provider(provider.api, provider.stream)
 
 model: Callable[..., Model] = provider.model
 set_responses = provider.set_responses

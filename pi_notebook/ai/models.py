@@ -268,7 +268,7 @@ def get_model(spec: str, **overrides: Any) -> Model:
     if provider == "local":
         return _local_model(model_id, overrides)
     if provider == "faux":
-        from . import faux  # lazily: importing it registers the faux provider
+        from . import faux  # lazily: only tests and demos use it
 
         return faux.model(model_id or "faux-1", **overrides)
     raise UnknownModelError(provider, spec)

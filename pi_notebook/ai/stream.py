@@ -1,4 +1,5 @@
-"""``stream()`` / ``complete()``: one LLM call, dispatched by ``model.api`` to a registered provider.
+"""``stream()`` / ``complete()``: one LLM call, dispatched by ``model.api`` to the provider registered for it
+(:mod:`~pi_notebook.ai.api_registry`).
 
 A provider is an async generator of :mod:`~pi_notebook.ai.events`. This module guards it so that a stream
 never raises once it has started: an exception becomes a terminal ``error`` event, an abort (the
@@ -11,57 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from .api_registry import stream_function_for
 from .events import TERMINAL_EVENTS, AssistantMessageEvent, ErrorEvent
 from .keys import resolve_api_key
 from .options import StreamOptions
 from .redact import auth_header_values, redact
 from .types import AssistantMessage, Context, Model
 
-StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
-
 ABORTED_MESSAGE = "Request was aborted"
-
-
-class UnknownApiError(LookupError):
-    """No provider is registered for a model's ``api``."""
-
-
-_providers: dict[str, StreamFunction] = {}
-
-
-def register_provider(api: str, stream_fn: StreamFunction) -> None:
-    """Make ``stream_fn(model, context, options)`` serve every model whose ``api`` is ``api``."""
-    _providers[api] = stream_fn
-
-
-def registered_apis() -> tuple[str, ...]:
-    """The APIs that have a provider."""
-    return tuple(_providers)
-
-
-# Built-in providers register themselves when imported; import them only when first used, so the SDKs
-# (optional extras) are never imported by code that does not call them.
-_BUILTIN_PROVIDERS = {
-    "anthropic-messages": "pi_notebook.ai.providers.anthropic",
-    "openai-completions": "pi_notebook.ai.providers.openai_completions",
-    "google-generative-ai": "pi_notebook.ai.providers.google",
-    "openai-responses": "pi_notebook.ai.providers.openai_responses",
-    "faux": "pi_notebook.ai.faux",
-    "local": "pi_notebook.ai.providers.local",
-}
-
-
-def _provider_for(api: str) -> StreamFunction:
-    if api not in _providers and api in _BUILTIN_PROVIDERS:
-        importlib.import_module(_BUILTIN_PROVIDERS[api])
-    try:
-        return _providers[api]
-    except KeyError:
-        raise UnknownApiError(f"No API provider registered for api: {api}") from None
 
 
 class _Aborted(Exception):
@@ -219,9 +180,9 @@ def stream(
     options: StreamOptions | dict[str, Any] | None = None,
     **kw: Any,
 ) -> AssistantMessageStream:
-    """Start one LLM call. Raises :class:`UnknownApiError` at once for an unregistered api; after that,
+    """Start one LLM call. Raises :class:`~.api_registry.UnknownApiError` at once for an unregistered api; after that,
     failures are data on the final message."""
-    provider = _provider_for(model.api)
+    provider = stream_function_for(model.api)
     ctx = context if isinstance(context, Context) else Context.model_validate(context)
     opts = StreamOptions.coerce(options, **kw)
     secrets = (resolve_api_key(model.provider, opts.api_key), *auth_header_values(model.headers, opts.headers))

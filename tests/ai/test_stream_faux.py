@@ -5,11 +5,10 @@ import threading
 
 import pytest
 
-from pi_notebook.ai import Context, TextContent, UserMessage, faux
+from pi_notebook.ai import Context, TextContent, UnknownApiError, UserMessage, complete, faux, register_provider, stream
 from pi_notebook.ai.abort import AbortController
 from pi_notebook.ai.events import TextDeltaEvent, TextStartEvent
 from pi_notebook.ai.options import StreamOptions
-from pi_notebook.ai.stream import UnknownApiError, complete, register_provider, stream
 
 pytestmark = pytest.mark.usefixtures("fresh_faux")
 

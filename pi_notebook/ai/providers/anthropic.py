@@ -36,7 +36,6 @@ from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
 from ..redact import redact
-from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall
 from .anthropic_convert import build_anthropic_request, supports_adaptive_thinking
 
@@ -322,6 +321,3 @@ def _scrub(text: str, key: str) -> str:
     # Belt and braces: an error echoing request headers (a transport error quotes the header as a bytes repr)
     # must not carry the key, in any form, into a message.
     return redact(text, [key])
-
-
-register_provider("anthropic-messages", stream_anthropic)

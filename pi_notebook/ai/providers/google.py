@@ -52,7 +52,6 @@ from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
 from ..redact import redact
-from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall
 from .google_convert import build_google_request
 
@@ -337,6 +336,3 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     found = [getattr(sys.modules.get(name), "TransportError", None) for name in ("httpx2", "httpx")]
     found.append(getattr(sys.modules.get("aiohttp"), "ClientError", None))
     return tuple(cls for cls in found if isinstance(cls, type))
-
-
-register_provider("google-generative-ai", stream_google)

@@ -22,7 +22,6 @@ from typing import Any
 
 from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
-from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
 from .local_prompt import CALL_OPEN, LocalPrompt, ReplyPlan, build_prompt, parse_call, plan_reply
 
@@ -219,6 +218,3 @@ def _explain(error: Exception, model: Model) -> Exception:
             f"Prompt exceeds the context window of {model.id} ({model.context_window} tokens): {text}"
         )
     return error
-
-
-register_provider("local", stream_local)

@@ -5,8 +5,8 @@ official ``openai`` SDK (an optional extra, imported only when a call is made). 
 the pure :func:`~.openai_completions_convert.build_openai_completions_request`; this module sends it, reads
 the ``chat.completion.chunk`` stream and translates it into Pi's events, as Pi's ``openai-completions.ts``
 does. The chunks are read as plain JSON (the SDK's raw response), as Pi reads them: building the SDK's model of
-every chunk would cost more than everything else done per token. Importing the module registers the provider
-for api ``openai-completions``.
+every chunk would cost more than everything else done per token. :mod:`.register_builtins` registers
+:func:`stream_openai_completions` for api ``openai-completions``.
 
 Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
 turns them into a terminal ``error`` event that keeps the partial message. The API key is only ever handed
@@ -26,7 +26,6 @@ from ..events import AssistantMessageEvent, PartialBuilder, final_event
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
-from ..stream import register_provider
 from ..types import (
     AssistantMessage,
     Context,
@@ -346,6 +345,3 @@ def _count(value: Any) -> int | float:
 
 def _nonempty_str(value: Any) -> bool:
     return isinstance(value, str) and value != ""
-
-
-register_provider("openai-completions", stream_openai_completions)

@@ -30,8 +30,8 @@ Where Pi is wrong we are more correct (tests in ``tests/ai/test_openai_responses
 
 Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
 turns them into a terminal ``error`` event keeping the partial message, and an abort into ``aborted``. The
-API key is only ever handed to the SDK and is redacted, in every form, from any error text. Importing the
-module registers the provider for api ``openai-responses``.
+API key is only ever handed to the SDK and is redacted, in every form, from any error text.
+:mod:`.register_builtins` registers :func:`stream_openai_responses` for api ``openai-responses``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from ..jstext import js_json_stringify
 from ..keys import require_api_key
 from ..models import calculate_cost
 from ..options import StreamOptions
-from ..stream import register_provider
 from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from .openai_responses_convert import build_openai_responses_request, encode_text_signature
 from .openai_stream import get_field, json_events, sdk_failure
@@ -403,6 +402,3 @@ def _api_message(body: Any) -> str | None:
     detail = body.get("error") if isinstance(body.get("error"), dict) else body
     message = detail.get("message")
     return message if isinstance(message, str) and message else json.dumps(body)[:1000]
-
-
-register_provider("openai-responses", stream_openai_responses)
