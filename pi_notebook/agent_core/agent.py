@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..ai import AssistantMessage, ImageContent, Model, TextContent, UserMessage
 from ..ai.abort import AbortController
-from ..ai.stream import stream
+from ..ai.streaming import stream
 from .convert import convert_to_llm
 from .events import AgentEndEvent, RunStop
 from .loop import AgentContext, AgentLoopConfig, run_agent_loop, run_agent_loop_continue

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..ai import AssistantMessage, Context, Model, TextContent, ThinkingContent, ToolCall, ToolResultMessage, now_ms
 from ..ai.abort import AbortController, AbortSignal
-from ..ai.stream import stream
+from ..ai.streaming import stream
 from .convert import ContextPipelineError, aprepare_llm_messages, convert_to_llm
 from .events import (
     AgentEndEvent,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .lazy import lazy_exports
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
     from .overflow import is_context_overflow
     from .request import build_request
     from .retry import RetrySettings, is_retryable
-    from .stream import AssistantMessageStream, complete, stream
+    from .streaming import AssistantMessageStream, complete, stream
     from .types import (
         AssistantMessage,
         CacheRetention,
@@ -84,7 +82,7 @@ __getattr__, __dir__ = lazy_exports(
         ".overflow": ["is_context_overflow"],
         ".request": ["build_request"],
         ".retry": ["RetrySettings", "is_retryable"],
-        ".stream": ["AssistantMessageStream", "complete", "stream"],
+        ".streaming": ["AssistantMessageStream", "complete", "stream"],
         ".types": [
             "AssistantMessage",
             "CacheRetention",
@@ -107,18 +105,6 @@ __getattr__, __dir__ = lazy_exports(
     },
 )
 
-
-class _Package(ModuleType):
-    """``stream`` is both a function of this package and the name of its module ``.stream``: importing the
-    module (which binds it on the package) must not hide the function."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "stream" and isinstance(value, ModuleType):
-            value = value.stream
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "AbortController",

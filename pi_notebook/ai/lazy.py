@@ -3,7 +3,7 @@
 
 A package lists, per submodule, the names it re-exports, and binds the two functions this returns::
 
-    __getattr__, __dir__ = lazy_exports(__name__, {".types": ["Model", ...], ".stream": ["stream", ...]})
+    __getattr__, __dir__ = lazy_exports(__name__, {".types": ["Model", ...], ".streaming": ["stream", ...]})
 
 ``from pi_notebook.ai import Model`` works as before: the first access imports ``.types`` and keeps the name in
 the package, so the next access is a plain attribute read.

@@ -10,7 +10,7 @@ from pi_notebook.agent_core.loop import AgentContext, AgentLoopConfig, run_agent
 from pi_notebook.agent_core.loop_guard import ordinal
 from pi_notebook.agent_core.tool import AgentTool, AgentToolResult
 from pi_notebook.ai import AbortController, TextContent, UserMessage, faux
-from pi_notebook.ai.stream import stream
+from pi_notebook.ai.streaming import stream
 
 pytestmark = pytest.mark.usefixtures("fresh_faux")
 

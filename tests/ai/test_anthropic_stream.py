@@ -18,7 +18,7 @@ from pi_notebook.ai.models import calculate_cost, get_model
 from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers.anthropic import CLAUDE_CODE_VERSION, map_stop_reason
 from pi_notebook.ai.providers.anthropic_convert import CLAUDE_CODE_IDENTITY, build_anthropic_request
-from pi_notebook.ai.stream import complete, stream
+from pi_notebook.ai.streaming import complete, stream
 from pi_notebook.ai.types import Context, Tool, Usage, UserMessage
 
 from . import anthropic_sse as wire

@@ -23,7 +23,7 @@ from pi_notebook.ai.models import calculate_cost, get_model, list_models, model_
 from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers.google import api_version_for, map_finish_reason
 from pi_notebook.ai.providers.google_convert import build_google_request
-from pi_notebook.ai.stream import complete, stream
+from pi_notebook.ai.streaming import complete, stream
 from pi_notebook.ai.types import (
     AssistantMessage,
     Context,

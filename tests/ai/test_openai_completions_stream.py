@@ -18,7 +18,7 @@ from pi_notebook.ai.models import calculate_cost, get_model
 from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers.openai_completions import INSTALL_HINT, KEYLESS_PLACEHOLDER
 from pi_notebook.ai.providers.openai_completions_convert import build_openai_completions_request
-from pi_notebook.ai.stream import complete, stream
+from pi_notebook.ai.streaming import complete, stream
 from pi_notebook.ai.types import AssistantMessage, ThinkingContent, ToolCall, ToolResultMessage, Usage
 from tests.ai.scripted_server import Reply, ScriptedServer, sse
 

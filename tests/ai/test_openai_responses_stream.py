@@ -23,7 +23,7 @@ from pi_notebook.ai.models import calculate_cost, get_model
 from pi_notebook.ai.options import StreamOptions
 from pi_notebook.ai.providers.openai_responses import INSTALL_HINT, UPGRADE_HINT, map_status
 from pi_notebook.ai.providers.openai_responses_convert import build_openai_responses_request
-from pi_notebook.ai.stream import complete, stream
+from pi_notebook.ai.streaming import complete, stream
 from pi_notebook.ai.types import AssistantMessage, ToolCall, ToolResultMessage, Usage
 
 from . import responses_sse as wire

@@ -167,6 +167,13 @@ def test_an_unknown_api_is_refused_before_the_stream_starts():
         stream(faux.model(api="nope"), ask())
 
 
+def test_the_package_function_stream_stays_a_function_once_its_module_is_imported():
+    import pi_notebook.ai as ai
+    import pi_notebook.ai.streaming as streaming
+
+    assert ai.stream is streaming.stream is stream and callable(ai.stream)
+
+
 def test_the_api_key_never_shows_in_options_repr_or_dump():
     options = StreamOptions.coerce({"apiKey": "sk-secret-123", "maxTokens": 10})
     assert "sk-secret-123" not in repr(options) and "sk-secret-123" not in str(options.model_dump())

@@ -20,7 +20,7 @@ from pi_notebook.agent_core import Agent, AgentTool, AgentToolResult
 from pi_notebook.ai import faux
 from pi_notebook.ai.keys import get_env_api_key, resolve_api_key
 from pi_notebook.ai.models import get_model
-from pi_notebook.ai.stream import complete
+from pi_notebook.ai.streaming import complete
 from pi_notebook.coding_agent.secrets import SecretMasker, has_masked, known_secrets, mask_tool
 from pi_notebook.coding_agent.tools import ToolError, create_bash_tool, create_read_tool
 from pi_notebook.notebook.bash import run_user_bash

@@ -15,7 +15,7 @@ opens the connection and translates the SDK's raw stream events (``message_start
 * An OAuth token (``sk-ant-oat…``) is sent as a bearer token with Claude Code's headers, and tool names that
   the request gave Claude Code's casing are mapped back to the caller's names.
 
-Failures are raised and become the terminal ``error`` event in :func:`~pi_notebook.ai.stream.stream`; an
+Failures are raised and become the terminal ``error`` event in :func:`~pi_notebook.ai.streaming.stream`; an
 abort cancels this generator at its await point, which closes the HTTP response. The SDK is imported only
 when a call is made, so the package works without the ``anthropic`` extra. The key never leaves the SDK
 client: it is not in the body, the events, the messages or the error texts.

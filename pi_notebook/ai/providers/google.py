@@ -26,7 +26,7 @@ The base URL is Pi's (``https://generativelanguage.googleapis.com/v1beta``, vers
 version (a ``GOOGLE_GEMINI_BASE_URL`` proxy) gets ``v1beta`` appended, Pi's version, not the Python SDK's ``v1``.
 
 Failures (HTTP status with Google's message, a dropped connection, a malformed chunk) are raised with the key
-redacted and become the terminal ``error`` event in :func:`~pi_notebook.ai.stream.stream`, keeping the partial
+redacted and become the terminal ``error`` event in :func:`~pi_notebook.ai.streaming.stream`, keeping the partial
 message; an abort cancels this generator at its await point, which closes the connection. The SDK retries 408,
 429 and 5xx answers and connection failures before the stream starts: ``max_retries`` (an extra option, default 2)
 times, waiting ``retry_base_delay_ms`` (default 1000) doubling, at most ``max_retry_delay_ms``. The SDK is

@@ -8,7 +8,7 @@ does. The chunks are read as plain JSON (the SDK's raw response), as Pi reads th
 every chunk would cost more than everything else done per token. :mod:`.register_builtins` registers
 :func:`stream_openai_completions` for api ``openai-completions``.
 
-Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
+Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..streaming.stream`
 turns them into a terminal ``error`` event that keeps the partial message. The API key is only ever handed
 to the SDK, and is redacted (in every form) from any error text.
 """

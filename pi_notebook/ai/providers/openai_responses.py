@@ -28,7 +28,7 @@ Where Pi is wrong we are more correct (tests in ``tests/ai/test_openai_responses
 3. The thinking text streams ``\\n\\n`` *between* summary parts (Pi appends it after each part and then
    replaces the text when the item is done), so the deltas add up to the final thinking.
 
-Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..stream.stream`
+Failures are raised with a useful message (HTTP status and the API's own words); :func:`~..streaming.stream`
 turns them into a terminal ``error`` event keeping the partial message, and an abort into ``aborted``. The
 API key is only ever handed to the SDK and is redacted, in every form, from any error text.
 :mod:`.register_builtins` registers :func:`stream_openai_responses` for api ``openai-responses``.
