@@ -188,16 +188,7 @@ def _files(where: str) -> list[Path]:
     return sorted(PACKAGE.glob("*.py")) if where == "." else _modules(where)
 
 
-_AI_REWRITES = pytest.mark.xfail(
-    strict=True,
-    reason="the ai layer still aliases ai.providers.faux and swaps its package's class; its owner removes both "
-    "(#20): drop this mark then",
-)
-
-
-@pytest.mark.parametrize(
-    "where", [pytest.param(w, marks=_AI_REWRITES) if w == "ai" else w for w in [".", *sorted(FORBIDDEN)]]
-)
+@pytest.mark.parametrize("where", [".", *sorted(FORBIDDEN)])
 def test_no_module_rewrites_sys_modules(where):
     # One path per name (style rule 12): a module is imported by the path of its file, nowhere else.
     assert [bad for path in _files(where) for bad in module_rewrites(path)] == []
