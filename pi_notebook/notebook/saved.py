@@ -6,9 +6,10 @@ A finished ``%%agent`` or ``%bash`` cell replaces its live widget with a static 
   ``messages`` in Pi JSON, ``visibility``, ``show_hidden``); the JupyterLab / Notebook 7 extension shipped in the
   wheel (``widgets/labextension``) draws it with the widget's own view, without a kernel. Each message's text is
   here once, in full;
-- ``text/html``: a static rendering for nbconvert, GitHub, VS Code without the extension: one ``<style>`` block of
-  our own and class names give each role its look; everything else is escaped text, with no script, handler or
-  URL at all, and long texts are cut (the JSON holds them whole);
+- ``text/html``: a static rendering for nbconvert, GitHub, VS Code without the extension, written from each
+  message's :class:`~pi_notebook.notebook.forms.Form` (its header and parts as in ``text/plain``, without an
+  assistant's usage): one ``<style>`` block of our own and class names give each role its look; everything else
+  is escaped text, with no script, handler or URL at all, and long texts are cut (the JSON holds them whole);
 - ``text/plain``: the same, as text, cut the same way.
 
 No widget view and so no widget state: a saved output holds no copy of the widget code. The inspector stays a live
@@ -25,7 +26,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from .render import message_text
+from .forms import Form, message_form
+from .render import message_text, text_body, text_header
 
 __all__ = [
     "INSPECTOR_MIME",
@@ -61,10 +63,7 @@ STYLE = (
     ".pi-s .b pre{background:#222;color:#eee}.pi-s .s{border-color:#f57c00}.pi-s .c{border-color:#0097a7}"
     ".pi-s .h{border-style:dashed}.pi-s i{opacity:.7}</style>"
 )
-_ROLE_CLASS = {
-    "user": "u", "assistant": "a", "toolResult": "t", "bashExecution": "b", "compactionSummary": "s",
-    "branchSummary": "s", "custom": "c",
-}  # fmt: skip
+_LOOK_CLASS = {"user": "u", "assistant": "a", "toolResult": "t", "shell": "b", "summary": "s", "custom": "c"}
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:
@@ -76,24 +75,9 @@ def _cut_note(left_out: int) -> str:
     return f"… {left_out:,} more characters (the saved transcript holds all of them)"
 
 
-def _split_header(text: str) -> tuple[str, str]:
-    """``message_text``'s first line (``[user]``, ``[shell] (not sent to the LLM)``...) and the rest."""
-    first, _, rest = text.partition("\n")
-    return (first, rest) if first.startswith("[") else ("", text)
-
-
 def _esc(text: str) -> str:
     """Text for an element's content (never an attribute: no attribute holds anything but our class names)."""
     return html.escape(text, quote=False)
-
-
-def _parts(message: dict[str, Any]) -> tuple[str, str]:
-    """A message's label and text for the fallbacks: ``message_text`` without an assistant's usage footer (the
-    live view and the JSON have it)."""
-    label, body = _split_header(message_text(message))
-    if message.get("role") == "assistant" and "\n· " in body:
-        body = body[: body.rindex("\n· ")]
-    return label, body
 
 
 def _pre(text: str) -> str:
@@ -102,16 +86,16 @@ def _pre(text: str) -> str:
     return f"<pre>{_esc(text).replace(chr(10), '&#10;')}</pre>" if text else ""
 
 
-def _message_html(message: dict[str, Any], hidden: bool) -> str:
-    role = message.get("role")
-    css = _ROLE_CLASS.get(role, "o") if isinstance(role, str) else "o"
-    label, body = _parts(message)
-    shown, left_out = cut(body, HTML_LIMIT)
-    inner = (f"<b>{_esc(label)}</b>" if label else "") + _pre(shown)
+def _message_html(form: Form, hidden: bool) -> str:
+    """One message: its header in bold, its parts' plain text in one ``<pre>`` (cut), no footer (the live view
+    and the JSON have an assistant's usage)."""
+    label = text_header(form)
+    shown, left_out = cut(text_body(form), HTML_LIMIT)
+    inner = f"<b>{_esc(label)}</b>" + _pre(shown)
     inner += f"<i>{_esc(_cut_note(left_out))}</i>" if left_out else ""
     if hidden:
-        return f"<details class=h><summary>{_esc(label or 'message')} (hidden in the UI)</summary>{inner}</details>"
-    return f"<div class={css}>{inner}</div>"
+        return f"<details class=h><summary>{_esc(label)} (hidden in the UI)</summary>{inner}</details>"
+    return f"<div class={_LOOK_CLASS.get(form.look, 'o')}>{inner}</div>"
 
 
 def transcript_html(
@@ -123,7 +107,7 @@ def transcript_html(
         parts.append(f"<h4>{_esc(title)}</h4>")
     for i, message in enumerate(messages):
         level = visibility[i] if i < len(visibility) else "both"
-        parts.append(_message_html(message, hidden=level in ("llm", "none") and not show_hidden))
+        parts.append(_message_html(message_form(message), hidden=level in ("llm", "none") and not show_hidden))
     if not messages:
         parts.append("<pre>(no messages)</pre>")
     parts.append("</div>")
@@ -141,7 +125,7 @@ def transcript_plain(messages: list[dict[str, Any]], title: str = "", *, full: b
         lines = [title] if title else []
         lines.append(head if messages else "(no messages)")
         if messages:
-            last, left_out = cut(_parts(messages[-1])[1], SUMMARY_LIMIT)
+            last, left_out = cut(text_body(message_form(messages[-1])), SUMMARY_LIMIT)
             lines.append(last + (" …" if left_out else ""))
         return "\n".join(lines)
     out = [title] if title else []

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import Literal
 
-from pi_notebook.agent import to_pi_json
-from pi_notebook.ai import UserMessage
+import pytest
+
+from pi_notebook.agent import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CustomMessage,
+    register_message_type,
+    to_pi_json,
+)
+from pi_notebook.ai import AssistantMessage, PiModel, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from pi_notebook.notebook.saved import STYLE, TRANSCRIPT_MIME, transcript_bundle
 from tests.benchmarks.bench_saved import execute, session_file
 
@@ -42,3 +51,83 @@ def test_a_long_text_is_whole_in_the_json_and_cut_in_the_fallbacks():
     assert len(page) < 5_000 and "more characters" in page and "&lt;script&gt;" in page
     assert page.count("<style>") == 1 and STYLE in page and "<script" not in page
     assert len(bundle["text/plain"]) < 1_000
+
+
+# --- each role's saved text/html: the same header and text as text/plain, without an assistant's usage --------------
+
+
+class SavedNote(PiModel):
+    role: Literal["testSavedNote"] = "testSavedNote"
+    city: str
+
+
+def saved_html(message, level="both", show_hidden=False):
+    data = to_pi_json(message) if hasattr(message, "to_pi_json") else message
+    page = transcript_bundle([data], [level], show_hidden=show_hidden)["text/html"]
+    return page.removeprefix(f'<div class="pi-s">{STYLE}').removesuffix("</div>")
+
+
+def assistant(*content, **kw):
+    return AssistantMessage(content=list(content), api="faux", provider="faux", model="faux-1", **kw)
+
+
+@pytest.mark.parametrize(
+    ("message", "html"),
+    [
+        (UserMessage(content="hi <b>"), "<div class=u><b>[user]</b><pre>hi &lt;b&gt;</pre></div>"),
+        (
+            assistant(TextContent(text="Done."), ToolCall(id="t1", name="ls", arguments={}), usage=Usage(input=12)),
+            "<div class=a><b>[assistant]</b><pre>Done.&#10;→ ls {}</pre></div>",
+        ),
+        (
+            ToolResultMessage(tool_call_id="t1", tool_name="ls", content=[TextContent(text="a.txt")], is_error=True),
+            "<div class=t><b>[tool result: ls] (✗ error)</b><pre>a.txt</pre></div>",
+        ),
+        (
+            BashExecutionMessage(command="ls", output="a\n", exit_code=0, exclude_from_context=True),
+            "<div class=b><b>[shell] (not sent to the LLM)</b><pre>$ ls&#10;a&#10;exit 0</pre></div>",
+        ),
+        (
+            BranchSummaryMessage(summary="Tried A.", from_id="ab12"),
+            "<div class=s><b>[Branch summary (from ab12)]</b><pre>Tried A.</pre></div>",
+        ),
+        (
+            CustomMessage(custom_type="git", content="3 files"),
+            "<div class=c><b>[custom: git]</b><pre>3 files</pre></div>",
+        ),
+    ],
+)
+def test_each_role_has_its_look_label_and_text_and_an_assistant_no_usage(message, html):
+    assert saved_html(message) == html
+    folded = html[html.index("<b>") + 3 : html.index("</b>")]
+    assert saved_html(message, "llm").startswith(f"<details class=h><summary>{folded} (hidden in the UI)</summary>")
+
+
+def test_a_hidden_message_is_folded_under_its_label_unless_hidden_ones_are_shown():
+    memo = CustomMessage(custom_type="memo", content="remember X", display=False)
+    label = "[custom: memo] (hidden — LLM only)"
+    assert saved_html(memo, "llm") == (
+        f"<details class=h><summary>{label} (hidden in the UI)</summary><b>{label}</b><pre>remember X</pre></details>"
+    )
+    assert saved_html(memo, "llm", show_hidden=True) == f"<div class=c><b>{label}</b><pre>remember X</pre></div>"
+
+
+def test_an_assistant_message_with_no_text_shows_no_usage_either():
+    # The usage footer is the live view's and the JSON's; an empty answer used to show it as its text.
+    empty = assistant(usage=Usage(input=10, output=0))
+    assert saved_html(empty) == "<div class=a><b>[assistant]</b></div>"
+    bundle = transcript_bundle([to_pi_json(empty)], ["both"])
+    assert "faux-1" not in bundle["text/plain"] and bundle["text/plain"].startswith("1 message: assistant")
+    assert "faux-1 · stop" in transcript_bundle([to_pi_json(empty)], ["both"], full_text=True)["text/plain"]
+
+
+def test_an_invalid_message_of_a_known_role_looks_unknown_not_like_that_role():
+    html = saved_html({"role": "user", "content": 5, "timestamp": 1})
+    assert html.startswith("<div class=o><b>[unknown message: 'user'] (not sent to the LLM)</b><pre>reason:")
+
+
+def test_a_role_an_app_registered_shows_its_name_and_escaped_json():
+    register_message_type(SavedNote, replace=True)  # no converter: UI only
+    html = saved_html(SavedNote(city="<Oslo>"))
+    assert html.startswith("<div class=o><b>[message: testSavedNote] (not sent to the LLM)</b><pre>{&#10;")
+    assert '"city": "&lt;Oslo&gt;"' in html and "<Oslo>" not in html
