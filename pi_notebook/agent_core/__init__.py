@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         registry_version,
         to_pi_json,
     )
+    from .preview import CallPreview
     from .tool import AgentTool, AgentToolResult, OnUpdate, ToolArgumentsError, validate_tool_arguments
 
 # Each name is imported from its module on first use: %load_ext needs only a few of them (#12, P2).
@@ -92,6 +93,7 @@ __getattr__, __dir__ = lazy_exports(
             "registry_version",
             "to_pi_json",
         ],
+        ".preview": ["CallPreview"],
         ".tool": ["AgentTool", "AgentToolResult", "OnUpdate", "ToolArgumentsError", "validate_tool_arguments"],
     },
 )
@@ -107,6 +109,7 @@ __all__ = [
     "AgentTool",
     "AgentToolResult",
     "BeforeToolCallResult",
+    "CallPreview",
     "ContextPipelineError",
     "LoopGuardSettings",
     "MessageType",

@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..ai import AssistantMessage, ImageContent, Model, TextContent, UserMessage
+from ..ai import AssistantMessage, ImageContent, Model, TextContent
 from ..ai.abort import AbortController
 from ..ai.streaming import stream
 from .convert import convert_to_llm
 from .events import AgentEndEvent, RunStop
 from .loop import AgentContext, AgentLoopConfig, run_agent_loop, run_agent_loop_continue
 from .loop_guard import LoopGuardSettings
+from .preview import CallPreview, preview_call, prompt_messages
 from .tool import AgentTool
 
 _log = logging.getLogger(__name__)
@@ -215,12 +216,7 @@ class Agent:
             )
         if self.state.model is None:
             raise ValueError("No model configured")
-        if isinstance(message, str):
-            prompts = [UserMessage(content=[TextContent(text=message), *images])]
-        elif isinstance(message, Sequence):
-            prompts = list(message)
-        else:
-            prompts = [message]
+        prompts = prompt_messages(message, images)
         await self._run(lambda ctx, cfg, emit, sig: run_agent_loop(prompts, ctx, cfg, emit, sig))
 
     async def continue_(self) -> None:
@@ -253,12 +249,31 @@ class Agent:
         if self._run_task is not None:
             await asyncio.shield(self._run_task)
 
-    def _config(self) -> AgentLoopConfig:
-        model = self.state.model
-        assert model is not None
+    def call_options(self) -> dict[str, Any]:
+        """The stream options of each LLM call: :attr:`stream_options`, and ``reasoning`` unless thinking is off."""
         options = dict(self.stream_options)
         if self.state.thinking_level != "off":
             options["reasoning"] = self.state.thinking_level
+        return options
+
+    def preview(
+        self, prompt: str | Any | Sequence[Any] | None = None, *, messages: Sequence[Any] | None = None
+    ) -> CallPreview:
+        """The first LLM call ``prompt(prompt)`` would make now (without a prompt: the next prompt's call, minus
+        that prompt), computed by the loop's own functions and without side effects: a stage with a
+        ``preview(messages)`` method (compaction) is previewed, not run. ``messages`` replaces the history (a
+        what-if). Not in Pi. See :func:`~pi_notebook.agent_core.preview.preview_call`."""
+        state = self.state
+        return preview_call(
+            state.messages if messages is None else messages, prompt,
+            transform=self.transform_context, convert=self.convert_to_llm, system_prompt=state.system_prompt,
+            tools=state.tools, model=state.model, options=self.call_options(),
+        )  # fmt: skip
+
+    def _config(self) -> AgentLoopConfig:
+        model = self.state.model
+        assert model is not None
+        options = self.call_options()
         return AgentLoopConfig(
             model=model, convert_to_llm=self.convert_to_llm, transform_context=self.transform_context,
             get_api_key=self.get_api_key,

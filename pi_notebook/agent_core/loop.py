@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..ai import AssistantMessage, Context, Model, TextContent, ThinkingContent, ToolCall, ToolResultMessage, now_ms
+from ..ai import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, ToolResultMessage, now_ms
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.streaming import stream
 from .convert import ContextPipelineError, aprepare_llm_messages, convert_to_llm
@@ -49,6 +49,7 @@ from .loop_guard import (
     stop_for_text,
     text_note,
 )
+from .preview import llm_context
 from .tool import AgentTool, AgentToolResult, ToolArgumentsError, validate_tool_arguments
 
 SKIPPED_TEXT = "Skipped due to queued user message."
@@ -205,11 +206,7 @@ class _Run:
             )
         except ContextPipelineError as e:
             return await self.failed_before_streaming(str(e))
-        llm_context = Context(
-            system_prompt=self.context.system_prompt or None,
-            messages=llm_messages,
-            tools=[t.to_tool() for t in self.context.tools] or None,
-        )
+        context = llm_context(self.context.system_prompt, llm_messages, self.context.tools)
         options = dict(config.stream_options)
         if config.get_api_key is not None:
             try:
@@ -222,7 +219,7 @@ class _Run:
         options["signal"] = self.signal if stream_abort is None else stream_abort.signal
         try:
             try:
-                response = config.stream_fn(model, llm_context, options)
+                response = config.stream_fn(model, context, options)
             except Exception as e:  # e.g. no provider for this api: still a message, not a crash
                 return await self.failed_before_streaming(str(e) or type(e).__name__)
             started = False

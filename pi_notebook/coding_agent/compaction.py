@@ -414,6 +414,19 @@ class Compactor:
         recovery, a manual ``/compact``)."""
         self._forced = True
 
+    def preview(self, messages: Sequence[Any]) -> list[Any]:
+        """The view a call would start from (the current summary and what it keeps, or the history), without
+        compacting and without forgetting a summary whose kept part is gone (a call would)."""
+        messages = list(messages)
+        at = None if self._summary is None else self.index_of_first_kept(messages)
+        return messages if at is None else [self._summary, *messages[at:]]
+
+    def due(self, messages: Sequence[Any]) -> bool:
+        """Whether a call with ``messages`` would compact first (forced, or its view over the threshold)."""
+        view = self.preview(messages)
+        stale_until = view[0].timestamp if view and isinstance(view[0], CompactionSummaryMessage) else None
+        return self._forced or should_compact(_estimate(view, stale_until), self.model.context_window, self.settings)
+
     async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
         """The context for the next LLM call (see the class docstring). ``signal`` aborts a summary call: the
         compaction then fails and nothing of it is kept or recorded."""
@@ -428,14 +441,15 @@ class Compactor:
     def _view(self, messages: list[Any]) -> list[Any]:
         if self._summary is None:
             return messages
-        at = self._index_of_first_kept(messages)
+        at = self.index_of_first_kept(messages)
         if at is None:
             # The kept part is gone (history reset, replaced, or another branch): start afresh.
             self._summary = self._first_kept = self._first_kept_json = self._details = None
             return messages
         return [self._summary, *messages[at:]]
 
-    def _index_of_first_kept(self, messages: list[Any]) -> int | None:
+    def index_of_first_kept(self, messages: list[Any]) -> int | None:
+        """Where the first kept message is in ``messages`` (itself, else an equal copy); ``None``: not there."""
         # The Agent passes the same message objects every turn; a history reloaded from a session file
         # holds equal copies instead.
         for i, m in enumerate(messages):

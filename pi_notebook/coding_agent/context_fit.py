@@ -137,6 +137,18 @@ class ContextFitter:
                 return original
         return message
 
+    def preview(self, messages: Sequence[Any]) -> list[Any]:
+        """What a call would return (without ``then``), without acting: no ``on_oversized``, no copy remembered
+        (a message already cut gets the copy the calls handed out)."""
+        if self.latest_only:
+            messages = latest_exchange(messages)
+        fitted, oversized = fit_messages(messages, self.model.context_window or 128_000)
+        for item in oversized:
+            known = self._copies.get(id(item.message))
+            if known is not None:
+                fitted[item.index] = known[1]
+        return fitted
+
     async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
         if self.latest_only:
             messages = latest_exchange(messages)

@@ -14,8 +14,6 @@ unchanged: there a raising converter still fails the run). Pure: no I/O beyond w
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from ..agent_core.convert import (
     checked_llm_messages,
     run_stage,
 )
+from ..agent_core.preview import resolve_awaitable
 from ..ai import AssistantMessage
 from .compaction import estimate_tokens
 from .messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
@@ -111,30 +110,6 @@ class BoundaryTrace:
 
 
 # --- running the stages --------------------------------------------------------------------------------
-
-
-async def _awaited(value: Any) -> Any:
-    return await value
-
-
-def resolve_awaitable(out: Any) -> Any:
-    """A stage's result, awaited when it is awaitable: with ``asyncio.run``, on a worker thread when this thread
-    already runs an event loop (as a Jupyter cell does). Raises what the stage raised, and ``RuntimeError`` for an
-    awaitable bound to the running loop (only a coroutine can be run elsewhere)."""
-    if not inspect.isawaitable(out):
-        return out
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if running and not inspect.iscoroutine(out):
-        raise RuntimeError("returned an awaitable bound to the running loop (atrace_boundary awaits it there)")
-    if not running:
-        return asyncio.run(_awaited(out))
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi-trace") as pool:
-        return pool.submit(asyncio.run, _awaited(out)).result()
 
 
 def _sync(stage: str, fn: Callable[..., Any], messages: list[Any]) -> Any:

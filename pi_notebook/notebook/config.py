@@ -18,36 +18,9 @@ from traitlets import Bool, Int, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
 from ..ai import UnknownModelError, get_model
-from ..coding_agent.tools import TOOL_FACTORIES
+from ..coding_agent.run_policy import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, THINKING_LEVELS, parse_tools
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 SESSION_LAYOUTS = ("notebook", "pi")
-DEFAULT_TOOLS = "read,bash,edit,write"  # Pi's default active tools
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a helpful assistant working inside a Jupyter notebook. The user may run shell commands; you "
-    "see their output as messages that start with 'Ran'. Use the tools you are given to read files, run "
-    "commands and edit files in the notebook's working directory. Be concise."
-)
-
-LOCAL_TOOLS = "read,ls"
-"""The tools a small in-process model gets unless ``--tools`` or ``%agent_config tools=`` says otherwise:
-read-only, and few (each tool listed is one more way for a 135M model to go wrong)."""
-
-LOCAL_SYSTEM_PROMPT = "You are a helpful assistant in a Jupyter notebook. Answer briefly and plainly."
-"""The system prompt for small in-process models (when the default prompt is in use): short, because every
-token of it costs a small context window, and a long prompt distracts a small model more than it helps."""
-
-
-def parse_tools(spec: str) -> list[str]:
-    """``"read,bash"`` → ``["read", "bash"]``; ``"none"`` or ``""`` → ``[]``; unknown names: ValueError."""
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    if names in ([], ["none"]):
-        return []
-    unknown = [n for n in names if n not in TOOL_FACTORIES]
-    if unknown:
-        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(TOOL_FACTORIES)} or none")
-    return names
 
 
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}

@@ -35,10 +35,10 @@ import anywidget
 
 from ..agent_core import Agent, as_agent_message
 from ..ai import AssistantMessage
+from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from ..coding_agent.session_entries import SessionEntry
 from .inspector import InspectorWidget
-from .kernel import NotebookSession
 from .render import messages_mimebundle
 from .widgets import STATIC, messages_of, show
 
@@ -97,13 +97,13 @@ def _write_text(tmp: Path, text: str) -> None:
 
 
 def _file_of(source: Any) -> SessionFile | None:
-    if isinstance(source, NotebookSession):
+    if isinstance(source, AgentSession):
         return source.file
     return source if isinstance(source, SessionFile) else None
 
 
 def _agent_of(source: Any) -> Agent | None:
-    if isinstance(source, NotebookSession):
+    if isinstance(source, AgentSession):
         return source.agent
     return source if isinstance(source, Agent) else None
 

@@ -36,24 +36,23 @@ import traitlets as t
 from IPython.display import display, update_display
 
 from ..agent_core import Agent, on_registry_change, registry_version
-from ..ai import Context, Model, get_model
+from ..ai import Model, build_request, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL
-from ..ai.request import build_request
+from ..coding_agent.agent_session import AgentSession
 from .inspector_source import (
     LONG,
     STEP,
     Source,
     Trace,
     clean_body,
-    compaction_state,
     reported_usage,
+    request_context,
     request_key,
     resolve_model,
     retrace,
     source_of,
 )
 from .inspector_whatif import preview, request_models, source_secrets
-from .kernel import NotebookSession
 from .saved import INSPECTOR_KEYS, inspector_bundle
 from .widgets import (
     FALLBACK_CSS,
@@ -159,7 +158,9 @@ class InspectorWidget(LiveWidget):
     context_window = t.Int(0).tag(sync=True)
     """The chosen model's context window, in tokens."""
     total_tokens = t.Int(0).tag(sync=True)
-    """Estimated tokens of the messages sent (chars/4; the system prompt and tools not counted)."""
+    """Estimated tokens of the request (chars/4): the messages sent, the system prompt and the tool definitions."""
+    overhead_tokens = t.Dict().tag(sync=True)
+    """The part of ``total_tokens`` that is not messages: ``system`` (the system prompt) and ``tools``."""
     reported_usage = t.Dict().tag(sync=True)
     """The last successful reply's input tokens as reported by the provider: ``index`` (of the message),
     ``tokens`` (``input + cacheRead + cacheWrite``), ``input``, ``cacheRead``, ``cacheWrite``, ``output``,
@@ -206,7 +207,7 @@ class InspectorWidget(LiveWidget):
     def _pipeline_key(self) -> tuple[Any, ...]:
         """What the pipeline is made of: the registry's version, and the source's own transform and converter."""
         source = self._source
-        if isinstance(source, NotebookSession):
+        if isinstance(source, AgentSession):
             return registry_version(), id(source.transform_context), id(source.agent.convert_to_llm)
         if isinstance(source, Agent):
             return registry_version(), id(source.transform_context), id(source.convert_to_llm)
@@ -229,11 +230,12 @@ class InspectorWidget(LiveWidget):
         state: dict[str, Any] = {
             "rows": trace.rows,
             "context_window": int(chosen.context_window or 0),
-            "total_tokens": trace.total_tokens,
+            "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
+            "overhead_tokens": {"system": src.system_tokens, "tools": src.tools_tokens},
             "reported_usage": reported_usage(trace.messages),
             "model_name": f"{chosen.provider}/{chosen.id}",
             "notes": [*src.notes, *trace.notes],
-            "compaction": compaction_state(src, trace.messages, chosen),
+            "compaction": src.compaction,
             "busy": True,
         }
         if before is not None:
@@ -264,13 +266,11 @@ class InspectorWidget(LiveWidget):
         todo = [key for key in models if key in (self._todo if self._todo is not None else models)]
         todo.sort(key=lambda key: key != shown)  # the body shown first
         now = todo[:1] if one else todo
-        context = Context(
-            system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None
-        )  # exactly what the agent loop builds
+        context = request_context(src, trace)  # the preview's: what the agent loop builds
         secrets = source_secrets(self._source)
         for key in now:
             try:
-                body = build_request(models[key], context, dict(src.options))
+                body = build_request(models[key], context, dict(src.call.options))
             except Exception as e:  # a builder that cannot handle this context: show why, keep the others
                 body = {"error": f"{type(e).__name__}: {e}"}
             self._built[key] = (body, clean_body(body, secrets, self._built.get(key)))
@@ -362,7 +362,8 @@ class InspectorWidget(LiveWidget):
                 trace.advance(STEP)
                 self._trace = trace
                 notes = [*self._src.notes, *trace.notes] if self._src is not None else self.notes
-                self._apply({"rows": trace.rows, "total_tokens": trace.total_tokens, "notes": notes})
+                overhead = self._src.system_tokens + self._src.tools_tokens if self._src is not None else 0
+                self._apply({"rows": trace.rows, "total_tokens": trace.total_tokens + overhead, "notes": notes})
             else:
                 self._apply(self._requests_state(one=True))
         except Exception as e:  # the same would fail a refresh: say it, stop
@@ -437,9 +438,11 @@ class InspectorWidget(LiveWidget):
         any; indices as the rows' ``index``). A preview of copies: the session, its file and the agent's history
         are never changed. Returns ``rows``, ``requests``, ``provider``, ``total_tokens``, ``notes`` and the
         checked ``changes`` (:func:`~pi_notebook.notebook.inspector_whatif.preview`)."""
-        src = source_of(self._source)
+        src = self._src if self._src is not None else source_of(self._source)
         models = request_models(self._chosen(src), src.model)
-        return preview(src, changes, models=models, secrets=source_secrets(self._source), provider=self.provider)
+        return preview(
+            self._source, changes, models=models, secrets=source_secrets(self._source), provider=self.provider
+        )
 
     def _on_agent_event(self, event: Any) -> None:
         if getattr(event, "type", None) == "agent_end":
@@ -485,7 +488,7 @@ def inspect(session_or_messages: Any, model: Model | str | None = None) -> Inspe
     ``"provider/id"``) is the one shown first; default: the session's. A session or an Agent is followed:
     the inspector refreshes after each agent run."""
     widget = InspectorWidget(session_or_messages, model=model)
-    if isinstance(session_or_messages, NotebookSession):
+    if isinstance(session_or_messages, AgentSession):
         # On the kernel's main thread, after each magic, %bash included.
         widget._unsubscribe = session_or_messages.on_change(widget._on_change)
     elif isinstance(session_or_messages, Agent):

@@ -1,8 +1,10 @@
-"""What the inspector reads and how it traces it: the source (a notebook session, an Agent, a session file or a
-list of messages) with its pipeline (``transform_context``, ``convert_to_llm``, system prompt, tools, model and
-options), the trace of its history through that pipeline (whole, or only what was appended when the boundary is
-Pi's own), and the request bodies' cleaning (plain JSON, every secret redacted). No widget here:
-:mod:`~pi_notebook.notebook.inspector` shows it.
+"""What the inspector reads and how it traces it: the next request of its source (a session, an Agent, a session
+file or a list of messages), as the source's own ``preview()`` computes it with the code a run uses, the trace of
+its history through that request's stages (whole, or only what was appended when the boundary is Pi's own), and
+the request bodies' cleaning (plain JSON, every secret redacted). Nothing here rebuilds the pipeline: a session's
+and an Agent's previews come from :meth:`~pi_notebook.coding_agent.agent_session.AgentSession.preview` and
+:meth:`~pi_notebook.agent_core.Agent.preview`; a file or a list is previewed as an Agent holding it would send it.
+No widget here: :mod:`~pi_notebook.notebook.inspector` shows it.
 """
 
 from __future__ import annotations
@@ -13,24 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_core import Agent, ContextPipelineError, as_agent_message, convert_to_llm, registry_version, to_pi_json
-from ..agent_core.convert import checked_list, run_stage, takes_signal
+from ..agent_core import Agent, CallPreview, as_agent_message, convert_to_llm, registry_version
 from ..ai import AssistantMessage, Model, get_model
-from ..coding_agent import CompactionSummaryMessage
-from ..coding_agent.compaction import (
-    CompactionSettings,
-    Compactor,
-    estimate_context_tokens,
-    find_cut_point,
-    should_compact,
-)
-from ..coding_agent.context_fit import ContextFitter, fit_messages, latest_exchange
+from ..coding_agent.agent_session import AgentSession, covered_by_summaries
+from ..coding_agent.compaction import CompactionSettings, Compactor
+from ..coding_agent.context_pipeline import ContextPipeline, compaction_state, overhead_tokens
+from ..coding_agent.messages import CompactionSummaryMessage
 from ..coding_agent.session import SessionFile
-from ..coding_agent.session_context import entry_messages
-from ..coding_agent.session_entries import CompactionEntry
-from ..coding_agent.trace import resolve_awaitable, trace_boundary
-from .config import parse_tools
-from .kernel import NotebookSession
+from ..coding_agent.trace import trace_boundary
 from .widgets import messages_of
 
 CONVERTER_FAILED = (
@@ -41,189 +33,84 @@ LONG = 300
 STEP = 250
 """Messages traced per step (also the first display's rows of a long history)."""
 
-# Options never copied into a request body: secrets and callbacks.
-PRIVATE_OPTIONS = frozenset({"api_key", "apiKey", "signal", "on_payload", "onPayload", "headers"})
-
 
 @dataclass
 class Source:
-    """What the inspector reads from a session, an agent, a session file or a list."""
+    """What the inspector shows of a source: its next request and what the source knows around it."""
 
-    messages: list[Any]
-    transform: Any = None
-    convert: Any = convert_to_llm
-    system_prompt: str = ""
-    tools: list[Any] = field(default_factory=list)
-    model: Model | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    call: CallPreview
+    """The next LLM call (:class:`~pi_notebook.agent_core.CallPreview`), minus its prompt."""
     notes: list[str] = field(default_factory=list)
-    compactor: Compactor | None = None
-    """The compaction the agent runs before each LLM call, if any (never run by the inspector)."""
-    settings: CompactionSettings | None = None
-    """Its settings, or those the next run would use; ``None``: the source does not compact (a list, a file)."""
+    compaction: dict[str, Any] = field(default_factory=dict)
+    """Where the next compaction would cut (``{}``: the source does not compact, or has no model)."""
     covered: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """A compaction summary's text → the messages it replaced (Pi JSON), read from the session file."""
+    system_tokens: int = 0
+    tools_tokens: int = 0
+
+    @property
+    def messages(self) -> list[Any]:
+        return self.call.messages
+
+    @property
+    def model(self) -> Model | None:
+        return self.call.model
 
 
-def first_kept_index(compactor: Compactor, messages: list[Any]) -> int | None:
-    """Where the Compactor's first kept message is in ``messages`` (itself, else an equal copy); ``None``."""
-    first = compactor.first_kept_message
-    at = next((i for i, m in enumerate(messages) if m is first), None)
-    if at is None and compactor.summary_message is not None:
-        wanted = to_pi_json(first)
-        at = next((i for i, m in enumerate(messages) if to_pi_json(m) == wanted), None)
-    return at
+def _agent_source(agent: Agent, messages: Sequence[Any] | None, notes: list[str]) -> Source:
+    """An Agent's next request; the compaction it runs, if any, read from its stage (never run)."""
+    call = agent.preview(messages=messages)
+    stage = agent.transform_context
+    compaction: dict[str, Any] = {}
+    if isinstance(stage, ContextPipeline):
+        compaction = stage.compaction_state(call.messages)
+        notes += stage.last_preview.notes if stage.last_preview is not None else []
+    elif isinstance(stage, Compactor):
+        compaction = compaction_state(call.messages, stage.model, stage.settings, stage)
+        if stage.due(call.messages):
+            notes.append("the history passes the compaction threshold: the next LLM call compacts it first")
+    elif call.model is not None:  # an agent without compaction: where Pi's default settings would cut
+        compaction = compaction_state(call.messages, call.model, CompactionSettings(enabled=False))
+    system, tools = overhead_tokens(call.context)
+    return Source(call, notes, compaction, system_tokens=system, tools_tokens=tools)
 
 
-def compactor_view(compactor: Compactor) -> Any:
-    """The Compactor's current view without compacting: its summary + the kept messages (if any)."""
-
-    def view(messages: list[Any]) -> list[Any]:
-        summary = compactor.summary_message
-        if summary is None:
-            return list(messages)
-        at = first_kept_index(compactor, messages)
-        return list(messages) if at is None else [summary, *messages[at:]]
-
-    return view
+def history_of(source: Any) -> list[Any]:
+    """The history a source holds now (typed), as its preview starts from it."""
+    return [as_agent_message(m) for m in messages_of(source)]
 
 
-def session_transform(session: NotebookSession) -> Any:
-    """What the session's agent runs as ``transform_context``, without compacting: the user's transform (if set),
-    then the notebook's fitter and the Compactor's current view (once a run made them)."""
-    user, fitter = session.transform_context, session.fitter
-    if fitter is not None and not isinstance(fitter.then, (Compactor, type(None))):
-        return fitter if user is None else None  # not the notebook's own stages: run as the agent runs them
-    if user is None and fitter is None:
-        return None
-
-    def staged(messages: list[Any]) -> list[Any]:
-        if user is not None:
-            out = resolve_awaitable(user(list(messages), None) if takes_signal(user) else user(list(messages)))
-            if isinstance(out, (str, bytes, dict)) or not isinstance(out, Sequence):  # as the agent's stage says
-                raise TypeError(f"your transform_context returned {type(out).__name__}, not a list of messages")
-            messages = [as_agent_message(m) for m in out]
-        if fitter is None:
-            return messages
-        if fitter.latest_only:
-            messages = latest_exchange(messages)
-        fitted, _ = fit_messages(messages, fitter.model.context_window or 128_000)
-        return compactor_view(fitter.then)(fitted) if isinstance(fitter.then, Compactor) else fitted
-
-    return staged
-
-
-def covered_by_summaries(file: SessionFile) -> dict[str, list[dict[str, Any]]]:
-    """For each compaction on the file's branch, its summary → the messages it replaced (Pi JSON): those from the
-    previous compaction's first kept entry (or the start) up to its own first kept entry."""
-    branch = file.get_branch()
-    covered: dict[str, list[dict[str, Any]]] = {}
-    start = 0
-    for at, entry in enumerate(branch):
-        if not isinstance(entry, CompactionEntry):
-            continue
-        kept = next((i for i in range(at - 1, -1, -1) if branch[i].id == entry.first_kept_entry_id), at)
-        replaced = [e for e in branch[start:kept] if not isinstance(e, CompactionEntry)]
-        covered[entry.summary] = [to_pi_json(m) for m in entry_messages(replaced)]
-        start = kept
-    return covered
-
-
-def compaction_state(src: Source, messages: list[Any], model: Model | None) -> dict[str, Any]:
-    """Where the next compaction would cut, for the inspector's gauge: ``threshold`` (tokens above which Pi
-    compacts: the window minus ``reserve_tokens``), ``cut`` (index of the first message it would keep, Pi's cut
-    point for ``keep_recent_tokens``), ``summarise`` (the indices it would summarise), ``enabled``, and the two
-    settings. ``{}`` when the source does not compact."""
-    settings = src.settings
-    if settings is None or model is None:
-        return {}
-    start = 0
-    if src.compactor is not None and src.compactor.summary_message is not None:
-        start = first_kept_index(src.compactor, messages) or 0
-    elif messages and isinstance(messages[0], CompactionSummaryMessage):
-        start = 1  # a history rebuilt from a compacted session: its summary is updated, not summarised
-    cut = find_cut_point(messages, settings.keep_recent_tokens, start).first_kept_index if messages else 0
-    return {
-        "threshold": int(model.context_window or 0) - settings.reserve_tokens,
-        "cut": cut,
-        "summarise": list(range(start, cut)),
-        "enabled": settings.enabled,
-        "reserve_tokens": settings.reserve_tokens,
-        "keep_recent_tokens": settings.keep_recent_tokens,
-    }
-
-
-def read_agent(agent: Agent, src: Source) -> None:
-    state = agent.state
-    src.system_prompt = state.system_prompt
-    src.tools = [tool.to_tool() for tool in state.tools]
-    src.model = state.model
-    src.convert = agent.convert_to_llm or convert_to_llm
-    src.options = {k: v for k, v in agent.stream_options.items() if k not in PRIVATE_OPTIONS}
-    if state.thinking_level != "off":
-        src.options["reasoning"] = state.thinking_level  # as the agent passes it
-    transform = agent.transform_context
-    if isinstance(transform, ContextFitter) and isinstance(transform.then, Compactor):
-        src.compactor, src.settings = transform.then, transform.then.settings
-    if isinstance(transform, Compactor):
-        src.compactor, src.settings = transform, transform.settings
-        view = compactor_view(transform)(list(src.messages))
-        if should_compact(estimate_context_tokens(view), transform.model.context_window, transform.settings):
-            src.notes.append("the history passes the compaction threshold: the next LLM call compacts it first")
-        transform = compactor_view(transform)
-    src.transform = transform
-
-
-def source_of(source: Any) -> Source:
-    if isinstance(source, NotebookSession):
-        src = Source(list(source.messages))
-        read_agent(source.agent, src)
-        src.transform = session_transform(source)
-        if src.model is None:  # no %%agent run yet: what the next run would use by default
-            try:
-                src.model = source.resolve_model(None)
-                src.tools = [tool.to_tool() for tool in default_tools(source)]
-            except Exception as e:  # a bad default in %agent_config: say so, show the rest
-                src.notes.append(f"default model unavailable: {type(e).__name__}: {e}")
-            src.notes.append("no %%agent run yet: showing the defaults of the next run")
-        if src.settings is None and src.model is not None:
-            src.settings = source.compaction_settings(src.model)
-        if has_summary(src.messages) or (src.compactor is not None and src.compactor.summary_message is not None):
-            src.covered = covered_by_summaries(source.file)
-        return src
+def source_of(source: Any, messages: Sequence[Any] | None = None) -> Source:
+    """The next request of ``source`` (``messages`` in place of its history: a what-if)."""
+    if isinstance(source, AgentSession):
+        try:
+            preview = source.preview(messages=messages)
+        except Exception as e:  # a bad default in %agent_config: say so, show the history without a model
+            history = source.messages if messages is None else messages
+            return _agent_source(
+                Agent(None, messages=history), None, [f"default model unavailable: {type(e).__name__}: {e}"]
+            )
+        return Source(
+            preview.call, list(preview.notes), preview.compaction, preview.covered,
+            preview.system_tokens, preview.tools_tokens,
+        )  # fmt: skip
     if isinstance(source, Agent):
-        src = Source(list(source.state.messages))
-        read_agent(source, src)
-        if src.settings is None:  # an agent without compaction: where Pi's default settings would cut
-            src.settings = CompactionSettings(enabled=False)
-        return src
+        return _agent_source(source, messages, [])
     if isinstance(source, SessionFile):
         context = source.build_session_context()
-        src = Source(list(context.messages))
-        if has_summary(src.messages):
-            src.covered = covered_by_summaries(source)
+        notes: list[str] = []
+        model = None
         spec = context.model
         if spec:
             try:
-                src.model = get_model(f"{spec['provider']}/{spec['modelId']}")
+                model = get_model(f"{spec['provider']}/{spec['modelId']}")
             except Exception as e:
-                src.notes.append(f"the session's model is not known here: {type(e).__name__}: {e}")
+                notes.append(f"the session's model is not known here: {type(e).__name__}: {e}")
+        src = _agent_source(Agent(model, messages=context.messages), messages, notes)
+        if src.messages and isinstance(src.messages[0], CompactionSummaryMessage):
+            src.covered = covered_by_summaries(source)
         return src
-    return Source(messages_of(source))
-
-
-def has_summary(messages: list[Any]) -> bool:
-    """A history rebuilt from a compacted session starts with the summary (checked without typing the rest)."""
-    first = messages[0] if messages else None
-    return isinstance(first, CompactionSummaryMessage) or (
-        isinstance(first, dict) and first.get("role") == "compactionSummary"
-    )
-
-
-def default_tools(session: NotebookSession) -> list[Any]:
-    from ..coding_agent.tools import TOOL_FACTORIES
-
-    return [TOOL_FACTORIES[name](session.cwd) for name in parse_tools(session.config.tools)]
+    return _agent_source(Agent(None, messages=messages_of(source)), messages, [])
 
 
 def request_key(model: Model) -> str:
@@ -297,17 +184,6 @@ def clean_body(value: Any, secrets: list[str], before: tuple[Any, Any] | None = 
     return redact_secrets(json.loads(json.dumps(value, default=str)), secrets)
 
 
-def run_transform(transform: Any, messages: list[Any]) -> list[Any]:
-    """``transform_context``'s output (typed), run as :func:`~pi_notebook.coding_agent.trace.trace_boundary` runs
-    it: a coroutine is awaited with ``asyncio.run``, on a worker thread when this thread already runs a loop."""
-    out = run_stage("transform_context", transform, list(messages))
-    try:
-        out = resolve_awaitable(out)
-    except Exception as e:
-        raise ContextPipelineError("transform_context", f"{type(e).__name__}: {e}") from e
-    return [as_agent_message(m) for m in checked_list("transform_context", out)]
-
-
 @dataclass
 class Trace:
     """The rows of a history and what the LLM gets of it; while a long history loads, of its first ``done``."""
@@ -371,23 +247,24 @@ class Trace:
 
 
 def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
-    """The trace of ``src``'s history. When the boundary is Pi's own and the history only grew since ``before``,
-    only the new messages are traced. ``first_only``: of a long history not traced yet, only the first STEP."""
-    typed = [as_agent_message(m) for m in src.messages]
+    """The trace of ``src``'s history through its next request's stages (``src.call``: what its transform returned,
+    and its converter). When the boundary is Pi's own and the history only grew since ``before``, only the new
+    messages are traced. ``first_only``: of a long history not traced yet, only the first STEP."""
+    call = src.call
+    typed = call.messages
     notes: list[str] = []
-    transform, transformed = src.transform, None
-    if transform is not None:
-        try:
-            transformed = run_transform(transform, typed)
-        except ContextPipelineError as e:
-            notes.append(f"{e} (the next LLM call fails the same way); shown without it")
-            transform = None
-    unchanged = transformed is not None and len(transformed) == len(typed)
-    unchanged = unchanged and all(a is b for a, b in zip(transformed or (), typed, strict=False))
-    stepwise = src.convert is convert_to_llm and (transform is None or unchanged)
+    transformed: list[Any] | None = call.transformed if call.transform is not None else None
+    if call.error is not None and call.error.stage == "transform_context":
+        notes.append(f"{call.error} (the next LLM call fails the same way); shown without it")
+        transformed = None
+    unchanged = transformed is None or (
+        len(transformed) == len(typed) and all(a is b for a, b in zip(transformed, typed, strict=False))
+    )
+    stepwise = call.convert is convert_to_llm and unchanged
     version = registry_version()  # read before converting: a registration meanwhile makes these rows stale
     if not stepwise:
-        trace = trace_boundary(typed, None if transform is None else lambda _messages: transformed, src.convert)
+        staged = transformed
+        trace = trace_boundary(typed, None if staged is None else lambda _messages: staged, call.convert)
         notes += [] if trace.aligned else ["convert_to_llm does not convert message by message: rows are approximate"]
         result = Trace(typed, False, [], trace.llm_messages, trace.total_tokens, trace.aligned, len(typed), notes)
         result.version, result.covered = version, src.covered
@@ -406,3 +283,12 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     else:
         trace.advance(remaining)
     return trace
+
+
+def request_context(src: Source, trace: Trace) -> Any:
+    """The context the request bodies are built from: the preview's, as the run builds it. When a converter
+    raised (the call would fail), the messages the others convert to, so the bodies still show them."""
+    call = src.call
+    if call.error is not None and call.error.stage == "convert_to_llm":
+        return call.context.model_copy(update={"messages": trace.llm_messages})
+    return call.context

@@ -3,8 +3,9 @@
 A user toggles a ``bashExecution`` row's ``exclude_from_context`` (Pi's ``!!``), a ``custom`` message's
 ``display``, or drops a message from the history, and sees what the LLM would then get: the rows and the request
 bodies of *copies* of the messages with the changes applied (pydantic ``model_copy``), traced through the same
-pipeline (:func:`~pi_notebook.notebook.inspector_source.retrace`: the source's ``transform_context`` and
-``convert_to_llm``) and built by the same request builders as the real view, every secret redacted
+pipeline (the source's own ``preview(messages=...)``, then
+:func:`~pi_notebook.notebook.inspector_source.retrace`) and built by the same request builders as the real view,
+every secret redacted
 (:func:`~pi_notebook.notebook.inspector_source.clean_body`). The session, its file and the agent's history are
 never written: the copies live only in the returned preview.
 
@@ -17,15 +18,13 @@ never written: the copies live only in the returned preview.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from ..agent_core import Agent, as_agent_message, to_pi_json
-from ..ai import Context, Model, get_model
+from ..agent_core import Agent, to_pi_json
+from ..ai import Model, build_request, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_GOOGLE_MODEL, DEFAULT_OPENAI_MODEL
-from ..ai.request import build_request
-from .inspector_source import Source, clean_body, request_key, retrace, secrets_in
-from .kernel import NotebookSession
+from ..coding_agent.agent_session import AgentSession
+from .inspector_source import clean_body, history_of, request_context, request_key, retrace, secrets_in, source_of
 
 __all__ = ["CHANGE_KINDS", "normalise_changes", "preview", "request_models", "source_secrets"]
 
@@ -60,7 +59,7 @@ def request_models(chosen: Model, session_model: Model | None) -> dict[str, Mode
 def source_secrets(source: Any) -> list[str]:
     """The secret values a request body must never show: API keys of the environment and of the agent's options."""
     options: dict[str, Any] = {}
-    if isinstance(source, NotebookSession):
+    if isinstance(source, AgentSession):
         options = source.agent.stream_options
     elif isinstance(source, Agent):
         options = source.stream_options
@@ -143,23 +142,25 @@ def _rows(trace_rows: list[dict[str, Any]], kept: list[int], messages: list[Any]
 
 
 def preview(
-    src: Source, changes: Any, *, models: dict[str, Model], secrets: list[str], provider: str = ""
+    source: Any, changes: Any, *, models: dict[str, Model], secrets: list[str], provider: str = ""
 ) -> dict[str, Any]:
-    """What the LLM would get if ``changes`` were made to ``src``'s history (nothing is stored).
+    """What the LLM would get if ``changes`` were made to ``source``'s history (nothing is stored).
 
     Returns ``changes`` (as checked), ``rows`` (as the inspector's, with the original indices; dropped messages
     keep a ``dropped`` row; the rows a change touched carry ``whatIf``: the kind), ``requests`` (request key →
     body, cleaned), ``provider``, ``total_tokens`` and ``notes``.
     """
-    typed = [as_agent_message(m) for m in src.messages]
+    typed = history_of(source)
     checked = normalise_changes(changes, typed)
     messages, kept, marks = _changed(typed, checked)
-    trace = retrace(dataclasses.replace(src, messages=messages, notes=[]), None, first_only=False)
-    context = Context(system_prompt=src.system_prompt or None, messages=trace.llm_messages, tools=src.tools or None)
+    src = source_of(source, messages)
+    src.notes = []
+    trace = retrace(src, None, first_only=False)
+    context = request_context(src, trace)
     requests: dict[str, Any] = {}
     for key, model in models.items():
         try:
-            body = build_request(model, context, dict(src.options))
+            body = build_request(model, context, dict(src.call.options))
         except Exception as e:  # a builder that cannot handle this context: show why, keep the others
             body = {"error": f"{type(e).__name__}: {e}"}
         requests[key] = clean_body(body, secrets)
@@ -171,6 +172,6 @@ def preview(
         "rows": _rows(trace.rows, kept, typed, marks),
         "requests": requests,
         "provider": provider if provider in requests else next(iter(requests), ""),
-        "total_tokens": trace.total_tokens,
+        "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
         "notes": notes,
     }

@@ -18,8 +18,8 @@ from IPython.display import clear_output, display
 
 from ..ai import UnknownModelError
 from ..coding_agent import BashExecutionMessage
-from .bash import BashProgress
-from .config import THINKING_LEVELS, parse_tools
+from ..coding_agent.run_policy import THINKING_LEVELS, parse_tools
+from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
 from .runner import Interrupted
 
@@ -90,6 +90,9 @@ class _RunView:
             self._add(event.message)
         elif kind == "compaction":
             self._add(event.message)
+        elif kind == "note":  # something to read that is not part of the history (a fallback taken)
+            print(f"pi_notebook: {event.text}")
+            return
         elif kind in ("tool_execution_start", "turn_end") and self.live:
             self.widget.flush()  # a tool call held back by the throttle must show while its tool runs
             return
@@ -126,7 +129,7 @@ class _RunView:
 
 @magics_class
 class PiMagics(Magics):
-    """Magics bound to one :class:`~pi_notebook.notebook.kernel.NotebookSession`."""
+    """Magics bound to the kernel's :class:`~pi_notebook.notebook.kernel.NotebookSession`."""
 
     def __init__(self, shell: Any, session_getter: Any):
         super().__init__(shell)
@@ -166,13 +169,13 @@ class PiMagics(Magics):
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
         print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
-        session.prepare_run(
-            model=model, system_prompt=_read_system(args.system), tools=tools, thinking=args.thinking,
-            max_turns=args.max_turns, cell_id=_cell_id(self.shell), prompt=prompt,
-        )  # fmt: skip
+        system = _read_system(args.system)
         view = _RunView(self.shell, quiet=args.quiet)
         try:
-            _, interrupted = session.run_prompt(prompt, on_event=view.agent_event)
+            _, interrupted = session.run_prompt(
+                prompt, on_event=view.agent_event, model=model, system_prompt=system, tools=tools,
+                thinking=args.thinking, max_turns=args.max_turns, anchor=_cell_id(self.shell),
+            )  # fmt: skip
         except Interrupted as e:
             raise CellInterrupted(f"{e}; what the run had finished saying is kept in the session") from None
         view.finish()

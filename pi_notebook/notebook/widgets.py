@@ -30,8 +30,8 @@ from ipywidgets.widgets import widget as _ipywidget  # its instance registry, to
 
 from ..agent_core import Agent, as_agent_message, to_pi_json
 from ..agent_core import visibility as _visibility
+from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
-from .kernel import NotebookSession
 from .saved import transcript_bundle
 
 __all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show"]
@@ -528,10 +528,10 @@ class TranscriptWidget(LiveWidget):
 
 
 def messages_of(source: Any) -> list[Any]:
-    """The AgentMessages of a :class:`~pi_notebook.notebook.kernel.NotebookSession`, an
+    """The AgentMessages of an :class:`~pi_notebook.coding_agent.agent_session.AgentSession`, an
     :class:`~pi_notebook.agent_core.Agent`, a :class:`~pi_notebook.coding_agent.session.SessionFile` (at its leaf), one
     message, or an iterable of messages (typed or Pi JSON)."""
-    if isinstance(source, NotebookSession):
+    if isinstance(source, AgentSession):
         return list(source.messages)
     if isinstance(source, Agent):
         return list(source.state.messages)

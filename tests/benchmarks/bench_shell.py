@@ -2,7 +2,7 @@
 
 *Ours* is the path a ``%bash`` cell takes in the kernel (``NotebookSession.run_bash`` without the one session
 append): :func:`~pi_notebook.notebook.runner.run_blocking` runs
-:func:`~pi_notebook.notebook.bash.run_user_bash` on the background loop, with an abort signal, secret masking
+:func:`~pi_notebook.coding_agent.user_bash.run_user_bash` on the background loop, with an abort signal, secret masking
 on (as configured by default) and the live tail posted to the main thread, which drains it as the magic does.
 A made-up ``OPENAI_API_KEY`` is set for the whole measure, so the masker is armed as it is for a user with a
 provider key in their environment (the full-output file is then scanned for it once).
@@ -59,7 +59,7 @@ def baseline_read(command: str, cwd: str) -> int:
 def kernel_bash(command: str, cwd: str) -> Any:
     """What ``%bash command`` runs in the kernel (``NotebookSession.run_bash``), minus recording the message."""
     from pi_notebook.ai import AbortController
-    from pi_notebook.notebook.bash import run_user_bash
+    from pi_notebook.coding_agent.user_bash import run_user_bash
     from pi_notebook.notebook.runner import run_blocking
 
     controller = AbortController()

@@ -12,9 +12,9 @@ from pi_notebook.ai import Context, TextContent, Usage, UserMessage, faux, get_m
 from pi_notebook.ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
 from pi_notebook.ai.request import build_request
 from pi_notebook.coding_agent.compaction import CompactionSettings, Compactor
+from pi_notebook.coding_agent.run_policy import DEFAULT_SYSTEM_PROMPT
 from pi_notebook.coding_agent.tools import TOOL_FACTORIES
 from pi_notebook.coding_agent.trace import trace_boundary
-from pi_notebook.notebook.config import DEFAULT_SYSTEM_PROMPT
 from pi_notebook.notebook.inspector import InspectorWidget, inspect
 
 ANTHROPIC = "anthropic-messages (claude-sonnet-4-5)"

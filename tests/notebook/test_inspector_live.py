@@ -266,7 +266,8 @@ def test_an_agents_inspector_follows_its_pipeline_when_set_anew():
     insp = inspect(agent)
     assert [row["status"] for row in insp.rows] == ["passed", "passed", "translated"]
 
-    agent.transform_context = lambda messages: messages[-1:]
+    agent.transform_context = lambda messages: messages[-2:]
+    # The next call's transform sees the history and the next prompt: it keeps the shell command and that prompt.
     assert [row["status"] for row in insp.rows] == ["dropped", "dropped", "translated"]
     assert insp.requests_before  # compare: the bodies from before the change
 

@@ -278,7 +278,9 @@ def test_a_transform_that_returns_the_messages_unchanged_keeps_the_boundary_step
 
     agent = Agent(faux.model(), messages=history(30), transform_context=same)
     w = inspect(agent)
-    assert w.rows == trace_boundary(agent.messages, same).to_json()["rows"] and calls == [30, 30]
+    # The inspector ran it once, as the next call will: on the history and that call's prompt.
+    assert calls == [31]
+    assert w.rows == trace_boundary(agent.messages, same).to_json()["rows"]
     assert w._trace is not None and w._trace.stepwise
 
 

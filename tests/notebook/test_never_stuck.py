@@ -3,7 +3,7 @@
 
 import pi_notebook
 from pi_notebook.ai import faux
-from pi_notebook.notebook.kernel import NOTICE
+from pi_notebook.coding_agent.agent_session import NOTICE
 
 WINDOW = 4096
 
@@ -19,9 +19,8 @@ def _provider_with_a_window(context):
 def _ask(shell, prompt):
     session = shell.session
     model = faux.model("small", context_window=WINDOW)
-    session.prepare_run(model=model, system_prompt=None, tools=[], thinking=None, max_turns=None, cell_id=None)
     faux.append_responses([_provider_with_a_window] * 3)
-    return session.run_prompt(prompt)[0]
+    return session.run_prompt(prompt, model=model, tools=[])[0]
 
 
 def _notices(session):

@@ -34,12 +34,9 @@ def test_a_command_run_while_the_agent_streams_is_durable_at_once_and_keeps_its_
     monkeypatch.setattr(faux.provider, "chunk_chars", 4)
     faux.set_responses(["word " * 60])
     session = shell.session
-    session.prepare_run(
-        model=faux.model(), system_prompt=None, tools=[], thinking=None, max_turns=None, cell_id=None
-    )  # what %%agent does before it runs
     streaming = threading.Event()
     session.agent.subscribe(lambda e: streaming.set() if e.type == "message_update" else None)
-    run = threading.Thread(target=session.run_prompt, args=("Talk for a while.",))
+    run = threading.Thread(target=lambda: session.run_prompt("Talk for a while.", model=faux.model(), tools=[]))
     run.start()  # the agent in a background thread, as a user may run it
     assert streaming.wait(10)
     shell.cell("%bash echo during-the-run")

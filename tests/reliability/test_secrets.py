@@ -23,7 +23,7 @@ from pi_notebook.ai.models import get_model
 from pi_notebook.ai.streaming import complete
 from pi_notebook.coding_agent.secrets import SecretMasker, has_masked, known_secrets, mask_tool
 from pi_notebook.coding_agent.tools import ToolError, create_bash_tool, create_read_tool
-from pi_notebook.notebook.bash import run_user_bash
+from pi_notebook.coding_agent.user_bash import run_user_bash
 from pi_notebook.notebook.render import message_text
 from tests.ai.scripted_server import Reply, ScriptedServer, sse
 from tests.notebook.conftest import shell as shell  # the real IPython shell fixture (re-exported)

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..coding_agent import BashExecutionMessage
-from ..coding_agent.secrets import SecretMasker
+from .messages import BashExecutionMessage
+from .secrets import SecretMasker
 
 LIVE_TAIL_CHARS = 16_000
 LIVE_INTERVAL_SECONDS = 0.1
@@ -89,7 +89,7 @@ async def run_user_bash(
     """Run ``command`` in ``cwd`` and return the message to record. A non-zero exit is recorded, not raised;
     an interrupt (``signal``) or the timeout records ``cancelled=True``. ``mask_secrets``: mask the known
     secrets (see the module docstring) in all that is recorded or shown."""
-    from ..coding_agent.tools import run_shell  # asyncio's subprocess machinery: at the first %bash, not at load
+    from .tools import run_shell  # asyncio's subprocess machinery: at the first %bash, not at load
 
     masker = SecretMasker.from_environment() if mask_secrets else None
     masker = masker or None  # no secret known: nothing to mask

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent_core import from_pi_json, to_pi_json
-from ..coding_agent import CustomMessage
-from ..coding_agent.session import SessionError, SessionFile
+from .messages import CustomMessage
+from .session import SessionError, SessionFile
 
 
 class SessionWriteError(RuntimeError):
