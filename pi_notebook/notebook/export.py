@@ -33,7 +33,7 @@ from typing import Any
 
 import anywidget
 
-from ..agent_core import Agent, as_agent_message
+from ..agent_core import as_agent_message
 from ..ai import AssistantMessage
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
@@ -102,15 +102,10 @@ def _file_of(source: Any) -> SessionFile | None:
     return source if isinstance(source, SessionFile) else None
 
 
-def _agent_of(source: Any) -> Agent | None:
-    if isinstance(source, AgentSession):
-        return source.agent
-    return source if isinstance(source, Agent) else None
-
-
-def _about(source: Any, messages: list[Any]) -> dict[str, Any]:
-    """What the page's header says, as Pi's export does: the session, its models, counts, tokens and cost."""
-    file, agent = _file_of(source), _agent_of(source)
+def _about(source: Any, messages: list[Any], context: Any = None) -> dict[str, Any]:
+    """What the page's header says, as Pi's export does: the session, its models, counts, tokens and cost, and
+    the system prompt and tools of its next request (``context``: the inspector's preview of it)."""
+    file = _file_of(source)
     header = file.header if file is not None else None
     roles = Counter(m.role for m in messages)
     models: dict[str, None] = {}
@@ -125,7 +120,7 @@ def _about(source: Any, messages: list[Any]) -> dict[str, Any]:
                 tokens[key] += int(value or 0)
             cost += float(u.cost.total or 0)
             calls += sum(1 for block in m.content if getattr(block, "type", None) == "toolCall")
-    tools = [tool.to_tool() for tool in agent.state.tools] if agent is not None else []
+    tools = list(context.tools or []) if context is not None else []
     return {
         "id": header.id if header is not None else None,
         "name": file.session_name if file is not None else None,
@@ -137,7 +132,7 @@ def _about(source: Any, messages: list[Any]) -> dict[str, Any]:
         "toolCalls": calls,
         "tokens": tokens,
         "cost": cost,
-        "systemPrompt": agent.state.system_prompt if agent is not None else "",
+        "systemPrompt": (context.system_prompt or "") if context is not None else "",
         "tools": [{"name": t.name, "description": t.description} for t in tools],
     }
 
@@ -182,9 +177,11 @@ def page_state(source: Any, *, title: str | None = None) -> dict[str, Any]:
         if inspector.busy:  # a long history in a live notebook leaves work for after the cell: do it all now
             inspector.refresh()
         inspector_state = _widget_state(inspector)
+        context = inspector.source_preview.call.context
     finally:
         inspector.close()
-    return {"transcript": transcript_state, "inspector": inspector_state, "about": _about(source, _typed(source))}
+    about = _about(source, _typed(source), context)
+    return {"transcript": transcript_state, "inspector": inspector_state, "about": about}
 
 
 _BOOT = """

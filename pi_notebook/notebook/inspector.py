@@ -246,6 +246,13 @@ class InspectorWidget(LiveWidget):
             state.update(self._requests_state())
         return state
 
+    @property
+    def source_preview(self) -> Source:
+        """What the view shows: its source's next request (:func:`~.inspector_source.source_of`), as last read."""
+        if self._src is None:
+            self._src = source_of(self._source)
+        return self._src
+
     def _chosen(self, src: Source) -> Model:
         return self._model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
 

@@ -51,8 +51,8 @@ SUMMARY_LIMIT = 200
 """Characters of the last message in a notebook's ``text/plain`` summary."""
 
 INSPECTOR_KEYS = (
-    "rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes",
-    "compaction",
+    "rows", "requests", "provider", "context_window", "total_tokens", "overhead_tokens", "reported_usage",
+    "model_name", "notes", "compaction",
 )  # fmt: skip
 
 # One small stylesheet per output (nbconvert, VS Code and GitHub show outputs without the extension's CSS): class

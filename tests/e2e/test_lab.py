@@ -238,7 +238,8 @@ def check_inspector_layout(page, inspector) -> None:
     assert estimate.is_visible() and reported.is_visible()
     compaction = r"( · compacts at ~[\d,]+ tokens(; it would keep #\d+ on)?)?"  # where Pi's compaction would start
     assert re.fullmatch(
-        r"~[\d,]+ / 128,000 tokens \([\d.]+%\) estimate: messages, chars/4" + compaction, estimate.inner_text()
+        r"~[\d,]+ / 128,000 tokens \([\d.]+%\) estimate: messages \+ system prompt \+ tools, chars/4" + compaction,
+        estimate.inner_text(),
     ), estimate.inner_text()
     assert re.fullmatch(
         r"[\d,]+ tokens \([\d.]+%\) reported by the provider for the last reply \(#5\)", reported.inner_text()

@@ -63,6 +63,22 @@ function fmtPct(pct) {
 }
 
 /**
+ * What the estimate counts, for its tooltip: the messages, and the system prompt's and the tools' share
+ * (`overhead_tokens` from Python: {system, tools}; absent in outputs saved before they were counted).
+ */
+export function estimateKind(overhead) {
+  const system = Number(overhead?.system);
+  const tools = Number(overhead?.tools);
+  if (!Number.isFinite(system) || !Number.isFinite(tools)) {
+    return { label: "estimate: messages, chars/4", title: "characters / 4 of the messages" };
+  }
+  return {
+    label: "estimate: messages + system prompt + tools, chars/4",
+    title: `characters / 4 of the request: the messages, the system prompt (~${fmtInt(system)}) and the tool definitions (~${fmtInt(tools)})`,
+  };
+}
+
+/**
  * The provider-reported figure of `reported_usage` (from Python): the input side of the last successful
  * reply, input + cacheRead + cacheWrite. Null when absent or malformed.
  */
@@ -211,6 +227,7 @@ class InspectorView {
       "change:compaction": () => [this.renderHeader(), compactionChanged(this)],
       "change:context_window": () => this.renderHeader(),
       "change:total_tokens": () => this.renderHeader(),
+      "change:overhead_tokens": () => this.renderHeader(),
       "change:reported_usage": () => this.renderHeader(),
       "change:model_name": () => this.renderHeader(),
       "change:notes": () => this.renderNotes(),
@@ -246,12 +263,13 @@ class InspectorView {
     // Two figures, each saying what it is: our chars/4 estimate of the messages (what the bar shows) and,
     // once a reply came back, the input tokens the provider reported for that request.
     this.gaugeText.textContent = "";
+    const kind = estimateKind(this.model.get("overhead_tokens"));
     this.gaugeText.append(
       max > 0
         ? `~${fmtInt(used)} / ${fmtInt(max)} tokens (${fmtPct(pct)})`
         : `~${fmtInt(used)} tokens (context window unknown)`,
       " ",
-      h("span", { class: "pi-figure-kind", title: "characters / 4 of the messages; system prompt and tools not counted" }, "estimate: messages, chars/4"),
+      h("span", { class: "pi-figure-kind", title: kind.title }, kind.label),
       compactionText(compaction) ? h("span", { class: "pi-compaction-text", dataset: { figure: "compaction" } }, ` · ${compactionText(compaction)}`) : "",
     );
     this.gauge.setAttribute("aria-valuetext", this.gaugeText.textContent);

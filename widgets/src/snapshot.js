@@ -14,12 +14,12 @@ export const KINDS = {
   inspector: {
     mime: "application/vnd.pi-notebook.inspector+json",
     keys: [
-      "rows", "requests", "provider", "context_window", "total_tokens", "reported_usage", "model_name", "notes",
-      "compaction",
+      "rows", "requests", "provider", "context_window", "total_tokens", "overhead_tokens", "reported_usage",
+      "model_name", "notes", "compaction",
     ],
     defaults: {
-      rows: [], requests: {}, provider: "", context_window: 0, total_tokens: 0, reported_usage: {}, model_name: "",
-      notes: [], busy: false, compaction: {},
+      rows: [], requests: {}, provider: "", context_window: 0, total_tokens: 0, overhead_tokens: {},
+      reported_usage: {}, model_name: "", notes: [], busy: false, compaction: {},
     },
   },
 };

@@ -158,6 +158,17 @@ describe("inspector", () => {
     assert.equal(el.querySelector(".pi-insp-title .pi-model").textContent, "gpt-4o-mini");
   });
 
+  test("gauge: the estimate counts the system prompt and the tools too, and says so", () => {
+    const { el, model } = show({ total_tokens: 411, overhead_tokens: { system: 100, tools: 200 } });
+    const kind = el.querySelector("[data-figure=estimate] .pi-figure-kind");
+    assert.equal(kind.textContent, "estimate: messages + system prompt + tools, chars/4");
+    assert.match(kind.title, /system prompt \(~100\) and the tool definitions \(~200\)/);
+    assert.match(el.querySelector(".pi-gauge-text").textContent, /^~411 \/ 200,000 tokens/);
+    model.set("overhead_tokens", {});
+    const redrawn = el.querySelector("[data-figure=estimate] .pi-figure-kind");
+    assert.equal(redrawn.textContent, "estimate: messages, chars/4"); // an output saved before they were counted
+  });
+
   test("gauge: the provider-reported usage of the last reply next to the estimate, each labelled", () => {
     const usage = { index: 2, tokens: 1234, input: 34, cacheRead: 1200, cacheWrite: 0, output: 50, model: "x/y" };
     const { el, model } = show({ reported_usage: usage });
