@@ -1,4 +1,5 @@
-"""JavaScript rules that Pi's behaviour depends on: surrogate cleanup, JS `trim`/blank checks, `JSON.stringify`.
+"""JavaScript rules that Pi's behaviour depends on: surrogate cleanup, JS `trim`/blank checks, string length in
+UTF-16 code units, `String(number)`, `JSON.stringify` and `JSON.parse`.
 
 Pi's providers run in JavaScript, so two of its string rules need care in Python:
 
@@ -11,6 +12,7 @@ Pi's providers run in JavaScript, so two of its string rules need care in Python
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from decimal import Decimal
@@ -53,13 +55,43 @@ def is_blank(text: str | None) -> bool:
     return not text or not js_trim(text)
 
 
+def js_length(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units (an astral character counts two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_slice(text: str, units: int) -> str:
+    """``text.slice(0, units)`` in JavaScript: the first ``units`` UTF-16 code units (a pair cut in two leaves
+    its high half, a lone surrogate, as in JS)."""
+    return text.encode("utf-16-le", "surrogatepass")[: 2 * units].decode("utf-16-le", "surrogatepass")
+
+
+def js_code_units(text: str) -> list[int]:
+    """The UTF-16 code units of ``text`` (``text.charCodeAt(i)`` for each ``i``)."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
+
+
+def js_json_parse(text: str) -> Any:
+    """``JSON.parse(text)``, or ``None`` where it would throw (JavaScript knows no ``NaN``/``Infinity`` literals,
+    which Python's parser accepts)."""
+
+    def reject(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(text, parse_constant=reject)
+    except ValueError:
+        return None
+
+
 def js_json_stringify(value: Any) -> str:
     """``JSON.stringify(value)`` as Node prints it: compact, non-ASCII kept, lone surrogates escaped as
     ``\\udXXX``, integer-like keys first (JS object order), numbers in JS notation (``1.0`` → ``1``)."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, (int, float)):
-        return _js_number(value)
+        return "null" if isinstance(value, float) and not math.isfinite(value) else js_number(value)
     if isinstance(value, str):
         return _js_string(value)
     if isinstance(value, (list, tuple)):
@@ -99,12 +131,17 @@ def _is_array_index(key: str) -> bool:
     return (key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii())) and int(key) < 2**32 - 1
 
 
-def _js_number(number: float) -> str:
+def js_number(number: float) -> str:
+    """``String(number)`` in JavaScript (also how a template literal prints it): ``2.0`` → ``2``, ``1e21`` →
+    ``1e+21``, ``1e-7`` → ``1e-7``, ``nan`` → ``NaN``. An int is first made a double, as JavaScript has no other
+    number (exact up to 2**53)."""
     if isinstance(number, int) and abs(number) <= 2**53:
         return str(number)
-    number = float(number)  # JavaScript numbers are doubles
-    if not math.isfinite(number):
-        return "null"
+    number = float(number)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
     if number == 0:
         return "0"
     sign = "-" if number < 0 else ""

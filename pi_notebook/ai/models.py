@@ -333,7 +333,7 @@ def ollama_base_url(host: str | None = None) -> str:
 # --- cost ------------------------------------------------------------------------------------------------
 
 
-def _js_number(value: float) -> int | float:
+def _integral_as_int(value: float) -> int | float:
     # JavaScript has one number type: JSON.stringify(0.0) is "0". Integral results become ints so the
     # usage JSON matches Pi's byte for byte.
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
@@ -347,12 +347,12 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
     """
     prices, cost = model.cost, usage.cost
     parts = (
-        _js_number(prices.input / 1_000_000 * usage.input),
-        _js_number(prices.output / 1_000_000 * usage.output),
-        _js_number(prices.cache_read / 1_000_000 * usage.cache_read),
-        _js_number(prices.cache_write / 1_000_000 * usage.cache_write),
+        _integral_as_int(prices.input / 1_000_000 * usage.input),
+        _integral_as_int(prices.output / 1_000_000 * usage.output),
+        _integral_as_int(prices.cache_read / 1_000_000 * usage.cache_read),
+        _integral_as_int(prices.cache_write / 1_000_000 * usage.cache_write),
     )
-    total = _js_number(float(parts[0] + parts[1] + parts[2] + parts[3]))
+    total = _integral_as_int(float(parts[0] + parts[1] + parts[2] + parts[3]))
     cost.set_numbers(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=total)
     return cost
 

@@ -5,12 +5,13 @@ The API key is held in a :class:`pydantic.SecretStr`: it never shows in a repr, 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ._base import describe_fields
-from .types import CacheRetention, ThinkingLevel
+from .types import CacheRetention, Model, ThinkingLevel
 
 
 class StreamOptions(BaseModel):
@@ -54,6 +55,16 @@ class StreamOptions(BaseModel):
         data = {_snake(k): v for k, v in (options or {}).items()}
         data.update(kwargs)
         return cls(**data)
+
+    async def call_on_payload(self, payload: dict[str, Any], model: Model) -> dict[str, Any]:
+        """Pi's ``onPayload`` step: ``on_payload(payload, model)`` sees the body (awaited when it returns an
+        awaitable); what it returns, unless ``None``, is the body sent instead."""
+        if self.on_payload is None:
+            return payload
+        replaced = self.on_payload(payload, model)
+        if inspect.isawaitable(replaced):
+            replaced = await replaced
+        return payload if replaced is None else replaced
 
     def key(self) -> str | None:
         """The API key in clear, for the transport only."""

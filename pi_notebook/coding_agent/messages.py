@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ..agent_core import as_agent_message, register_message_type
 from ..ai import ImageContent, Number, PiModel, TextContent, UserMessage, now_ms
+from ..ai.jstext import js_number
 
 
 class BashExecutionMessage(PiModel):
@@ -103,15 +104,10 @@ def bash_execution_to_text(message: BashExecutionMessage | dict[str, Any]) -> st
     if m.cancelled:
         text += "\n\n(command cancelled)"
     elif m.exit_code is not None and m.exit_code != 0:
-        text += f"\n\nCommand exited with code {_js_number(m.exit_code)}"
+        text += f"\n\nCommand exited with code {js_number(m.exit_code)}"
     if m.truncated and m.full_output_path:
         text += f"\n\n[Output truncated. Full output: {m.full_output_path}]"
     return text
-
-
-def _js_number(value: Any) -> str:
-    # JS prints an integral float without ".0": `${2.0}` is "2".
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _llm_timestamp(timestamp: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pi_notebook.ai.jstext import is_blank, sanitize_surrogates
+from pi_notebook.ai.jstext import is_blank, js_json_stringify, sanitize_surrogates
 from pi_notebook.ai.providers.openai_compat import resolve_openai_compat
 from pi_notebook.ai.providers.openai_completions_convert import (
     ASSISTANT_BRIDGE_TEXT,
@@ -25,7 +25,6 @@ from pi_notebook.ai.providers.openai_completions_convert import (
     TEXT_BLOCK_SEPARATOR,
     TOOL_IMAGES_TEXT,
     build_openai_completions_request,
-    js_json_stringify,
     normalize_openai_tool_call_id,
 )
 from pi_notebook.ai.providers.transform import NO_RESULT_TEXT, transform_messages

@@ -16,8 +16,9 @@ from pi_notebook.ai import Context, Tool, UserMessage
 from pi_notebook.ai.abort import AbortController
 from pi_notebook.ai.models import calculate_cost, get_model
 from pi_notebook.ai.options import StreamOptions
-from pi_notebook.ai.providers.openai_completions import INSTALL_HINT, KEYLESS_PLACEHOLDER
+from pi_notebook.ai.providers.openai_completions import INSTALL_HINT
 from pi_notebook.ai.providers.openai_completions_convert import build_openai_completions_request
+from pi_notebook.ai.providers.openai_stream import KEYLESS_PLACEHOLDER
 from pi_notebook.ai.streaming import complete, stream
 from pi_notebook.ai.types import AssistantMessage, ThinkingContent, ToolCall, ToolResultMessage, Usage
 from tests.ai.scripted_server import Reply, ScriptedServer, sse

@@ -103,11 +103,11 @@ def test_an_unsendable_key_is_redacted_from_the_transport_error(server, model_fo
 
 
 def test_the_notebook_stores_and_prints_no_key_of_a_failed_call(shell, server, monkeypatch, capsys):
-    import pi_notebook.ai.providers.openai_completions as openai_completions
+    import pi_notebook.ai.providers.openai_stream as openai_stream
     import pi_notebook.coding_agent.recovery as recovery
 
     monkeypatch.setattr(recovery, "retry_delay_ms", lambda attempt, settings: 0)
-    monkeypatch.setattr(openai_completions, "_DEFAULT_MAX_RETRIES", 0)
+    monkeypatch.setattr(openai_stream, "DEFAULT_MAX_RETRIES", 0)
     inner = KEY[:16] + "\n" + KEY[16:] + "\n"
     monkeypatch.setenv("OPENAI_API_KEY", inner)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")

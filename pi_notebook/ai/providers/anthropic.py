@@ -23,7 +23,6 @@ client: it is not in the body, the events, the messages or the error texts.
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -127,12 +126,7 @@ async def stream_anthropic(
     # The key may come from the environment: the body builder must see it too, to choose the OAuth mode.
     resolved = options.model_copy(update={"api_key": SecretStr(key)})
     params = build_anthropic_request(model, context, resolved, tool_choice=options.tool_choice)
-    if options.on_payload is not None:
-        replaced = options.on_payload(params, model)
-        if inspect.isawaitable(replaced):
-            replaced = await replaced
-        if replaced is not None:  # as in Pi, the hook may return a replacement body
-            params = replaced
+    params = await options.call_on_payload(params, model)  # as in Pi, it may return a replacement
 
     credentials = {"auth_token": key} if oauth else {"api_key": key}
     translation = _Translation(model, context, oauth)

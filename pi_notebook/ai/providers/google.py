@@ -36,7 +36,6 @@ imported only when a call is made, so the package works without the ``google`` e
 from __future__ import annotations
 
 import base64
-import inspect
 import itertools
 import json
 import re
@@ -109,12 +108,7 @@ async def stream_google(model: Model, context: Context, options: StreamOptions) 
     genai, types = _import_sdk()
     key = require_api_key(model.provider, options.api_key) or ""
     params = build_google_request(model, context, options, tool_choice=options.tool_choice)
-    if options.on_payload is not None:
-        replaced = options.on_payload(params, model)
-        if inspect.isawaitable(replaced):
-            replaced = await replaced
-        if replaced is not None:
-            params = replaced
+    params = await options.call_on_payload(params, model)  # as in Pi, it may return a replacement
 
     translation = _Translation(model)
     try:

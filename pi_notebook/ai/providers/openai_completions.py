@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import AssistantMessageEvent, PartialBuilder, final_event
+from ..events import AssistantMessageEvent
+from ..jstext import js_json_stringify
 from ..keys import require_api_key
-from ..models import calculate_cost
 from ..options import StreamOptions
 from ..types import (
-    AssistantMessage,
     Context,
     Model,
     StopReason,
@@ -36,20 +35,17 @@ from ..types import (
     ToolCall,
     Usage,
 )
-from .openai_completions_convert import build_openai_completions_request, js_json_stringify
-from .openai_stream import get_field, json_events, sdk_failure
+from .openai_completions_convert import build_openai_completions_request
+from .openai_stream import EventTranslator, cached_input_usage, get_field, import_openai, stream_openai
 
-__all__ = ["INSTALL_HINT", "KEYLESS_PLACEHOLDER", "REASONING_FIELDS", "stream_openai_completions"]
+__all__ = ["INSTALL_HINT", "REASONING_FIELDS", "stream_openai_completions"]
 
 INSTALL_HINT = "The openai-completions provider needs the OpenAI SDK: pip install 'pi_notebook[openai]'"
 """The error message when the ``openai`` package is not installed."""
-KEYLESS_PLACEHOLDER = "not-needed"
-"""Sent as the key to servers that need none (Ollama, a local vLLM …): the SDK refuses to run without one."""
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 """Delta fields that carry reasoning, by server (llama.cpp / DeepSeek, OpenRouter / Ollama, others); the
 first non-empty one is used, since some servers (chutes.ai) fill two of them with the same text."""
 
-_DEFAULT_MAX_RETRIES = 2  # the SDK's own default; the `max_retries` option overrides it
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
     "end": "stop",
@@ -62,7 +58,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 _REQUEST_OPTIONS = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
 
 
-async def stream_openai_completions(
+def stream_openai_completions(
     model: Model, context: Context, options: StreamOptions
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Stream one Chat Completions call as Pi's events (the provider of api ``openai-completions``).
@@ -70,51 +66,15 @@ async def stream_openai_completions(
     ``options.max_retries`` (an extra option, default 2) is the SDK's retry count for 408/409/429/5xx and
     connection errors before the response starts; ``options.on_payload(params, model)`` sees the exact body.
     """
-    sdk = _import_sdk()
+    sdk = import_openai(INSTALL_HINT)
     key = require_api_key(model.provider, options.api_key)
     params = build_openai_completions_request(model, context, options)
-    if options.on_payload is not None:
-        seen = options.on_payload(params, model)
-        if inspect.isawaitable(seen):
-            await seen
-    extra = options.model_extra or {}
-    client = sdk.AsyncOpenAI(
-        api_key=key or KEYLESS_PLACEHOLDER,
-        base_url=model.base_url or None,
-        default_headers={**(model.headers or {}), **(options.headers or {})},
-        max_retries=extra.get("max_retries", _DEFAULT_MAX_RETRIES),
-    )
-    try:
-        try:
-            raw = await client.chat.completions.with_raw_response.create(**_create_arguments(client, params))
-        except sdk.APIError as e:
-            # `from None`: the SDK's own message may quote a key that a server echoed back.
-            raise _failure(sdk, e, key) from None
-        chunks = json_events(sdk, raw)
-        try:
-            translator = _ChunkTranslator(model)
-            yield translator.builder.start()
-            try:
-                async for chunk in chunks:
-                    for event in translator.feed(chunk):
-                        yield event
-            except (sdk.APIError, json.JSONDecodeError) as e:
-                raise _failure(sdk, e, key) from None
-            for event in translator.finish():
-                yield event
-        finally:
-            # Also on abort (CancelledError) and early exit: release the connection at once.
-            await chunks.close()
-    finally:
-        await client.close()
 
+    def send(client: Any, _seen: dict[str, Any]) -> Awaitable[Any]:
+        # `params` as built: unlike the other providers, this one does not send a body on_payload returns.
+        return client.chat.completions.with_raw_response.create(**_create_arguments(client, params))
 
-def _import_sdk() -> Any:
-    try:
-        import openai
-    except ImportError as e:
-        raise ImportError(INSTALL_HINT) from e
-    return openai
+    return stream_openai(sdk, model, options, key, params, send, _ChunkTranslator(model), _api_message, "chunk")
 
 
 def _create_arguments(client: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +88,7 @@ def _create_arguments(client: Any, params: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
-class _ChunkTranslator:
+class _ChunkTranslator(EventTranslator):
     """Turns ``chat.completion.chunk`` objects into events, keeping the partial message.
 
     Blocks of one kind stay open while that kind streams; when another kind starts (text after thinking,
@@ -136,20 +96,14 @@ class _ChunkTranslator:
     their ``index``, so fragments of interleaved calls still reach the right block.
     """
 
+    truncated = "The stream ended without a finish_reason (the response may be truncated)"
+
     def __init__(self, model: Model):
-        self.model = model
-        self.builder = PartialBuilder(
-            AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
-        )
+        super().__init__(model)
         self.kind: str | None = None  # the kind of the open blocks
         self.open: list[int] = []  # content indices of the open blocks
         self.calls: dict[Any, int] = {}  # tool call stream index → content index, for open tool calls
         self.pending_details: dict[str, Any] = {}  # encrypted reasoning that came before its tool call
-        self.finished = False
-
-    @property
-    def message(self) -> AssistantMessage:
-        return self.builder.message
 
     def feed(self, chunk: Any) -> Iterator[AssistantMessageEvent]:
         fields = _fields(chunk)
@@ -188,21 +142,14 @@ class _ChunkTranslator:
         if isinstance(details, list):
             self._reasoning_details(details)
 
-    def finish(self) -> Iterator[AssistantMessageEvent]:
-        if not self.finished:
-            # A stream cut short at a clean chunk boundary would otherwise look like a complete answer.
-            raise RuntimeError("The stream ended without a finish_reason (the response may be truncated)")
-        yield from self._close_all()
-        yield final_event(self.message)
-
-    def _close_all(self) -> Iterator[AssistantMessageEvent]:
+    def close_open(self) -> Iterator[AssistantMessageEvent]:
         for index in self.open:
             yield self.builder.close(index)
         self.kind, self.open, self.calls = None, [], {}
 
     def _open(self, kind: str, block: TextContent | ThinkingContent | ToolCall) -> Iterator[Any]:
         if self.kind != kind:
-            yield from self._close_all()
+            yield from self.close_open()
             self.kind = kind
         event = self.builder.open(block)
         self.open.append(event.content_index)
@@ -274,34 +221,18 @@ def _map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
 
 
 def _usage(model: Model, raw: Any) -> Usage:
-    """OpenAI usage → ours: cached tokens are part of ``prompt_tokens``, so input excludes them.
+    """OpenAI usage → ours (the total is the sum of the parts).
 
     Deviation from Pi 0.58.3, which added ``reasoning_tokens`` to ``completion_tokens``: OpenAI already counts
     reasoning inside ``completion_tokens``, so that double-counted output and cost (newer Pi fixed it too).
     """
     cached = _count(get_field(get_field(raw, "prompt_tokens_details"), "cached_tokens"))
-    input_tokens = _count(get_field(raw, "prompt_tokens")) - cached
-    output_tokens = _count(get_field(raw, "completion_tokens"))
-    usage = Usage(
-        input=input_tokens,
-        output=output_tokens,
-        cache_read=cached,
-        cache_write=0,
-        total_tokens=input_tokens + output_tokens + cached,
+    return cached_input_usage(
+        model, _count(get_field(raw, "prompt_tokens")), cached, _count(get_field(raw, "completion_tokens"))
     )
-    calculate_cost(model, usage)
-    return usage
 
 
-def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
-    return sdk_failure(sdk, error, key, _api_message, "chunk")
-
-
-def _api_message(body: Any) -> str | None:
-    if isinstance(body, str):
-        return body.strip()[:1000] or None
-    if not isinstance(body, dict):
-        return None
+def _api_message(body: dict[str, Any]) -> str | None:
     message = body.get("message")
     text = message if isinstance(message, str) and message else json.dumps(body)[:1000]
     # OpenRouter puts the upstream provider's own error text here.

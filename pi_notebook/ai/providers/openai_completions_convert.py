@@ -24,13 +24,12 @@ orphaned tool result or a trailing unanswered tool call cannot make the API reje
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from itertools import groupby
 from typing import Any
 
-from ..jstext import is_blank, js_json_stringify, sanitize_surrogates
+from ..jstext import is_blank, js_json_parse, js_json_stringify, js_length, js_slice, sanitize_surrogates
 from ..options import StreamOptions
 from ..types import (
     AssistantMessage,
@@ -56,7 +55,6 @@ __all__ = [
     "TEXT_BLOCK_SEPARATOR",
     "TOOL_IMAGES_TEXT",
     "build_openai_completions_request",
-    "js_json_stringify",
     "normalize_openai_tool_call_id",
 ]
 
@@ -134,10 +132,10 @@ def normalize_openai_tool_call_id(tool_call_id: str, model: Model) -> str:
     if "|" in tool_call_id:
         call_id = tool_call_id.split("|", 1)[0]
         # JS regexes without /u see an astral character as two code units, hence two underscores.
-        cleaned = "".join(c if re.fullmatch(r"[a-zA-Z0-9_-]", c) else "_" * _utf16_len(c) for c in call_id)
+        cleaned = "".join(c if re.fullmatch(r"[a-zA-Z0-9_-]", c) else "_" * js_length(c) for c in call_id)
         return cleaned[:_OPENAI_ID_LIMIT]
-    if model.provider == "openai" and _utf16_len(tool_call_id) > _OPENAI_ID_LIMIT:
-        return _utf16_slice(tool_call_id, _OPENAI_ID_LIMIT)
+    if model.provider == "openai" and js_length(tool_call_id) > _OPENAI_ID_LIMIT:
+        return js_slice(tool_call_id, _OPENAI_ID_LIMIT)
     return tool_call_id
 
 
@@ -235,7 +233,7 @@ def _convert_assistant(message: AssistantMessage, compat: OpenAICompat) -> dict[
             for call in calls
         ]
         # OpenRouter's encrypted reasoning, recorded per tool call, goes back as reasoning_details.
-        details = [_js_json_parse(call.thought_signature) for call in calls if call.thought_signature]
+        details = [js_json_parse(call.thought_signature) for call in calls if call.thought_signature]
         details = [detail for detail in details if _js_truthy(detail)]
         if details:
             out["reasoning_details"] = details
@@ -345,18 +343,6 @@ def _add_routing(params: dict[str, Any], model: Model) -> None:
 # --- JavaScript semantics ------------------------------------------------------------------------------
 
 
-def _js_json_parse(text: str) -> Any:
-    """``JSON.parse`` or ``None`` when it would throw (JS knows no NaN/Infinity literals)."""
-
-    def reject(constant: str) -> Any:
-        raise ValueError(constant)
-
-    try:
-        return json.loads(text, parse_constant=reject)
-    except ValueError:
-        return None
-
-
 def _js_truthy(value: Any) -> bool:
     if value is None or value is False:
         return False
@@ -365,11 +351,3 @@ def _js_truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value != ""
     return True  # objects and arrays, even empty ones
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _utf16_slice(text: str, units: int) -> str:
-    return text.encode("utf-16-le", "surrogatepass")[: 2 * units].decode("utf-16-le", "surrogatepass")

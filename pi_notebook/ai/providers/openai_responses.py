@@ -36,19 +36,17 @@ API key is only ever handed to the SDK and is redacted, in every form, from any 
 
 from __future__ import annotations
 
-import inspect
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any
 
-from ..events import AssistantMessageEvent, PartialBuilder, final_event, parse_partial_json
+from ..events import AssistantMessageEvent, parse_partial_json
 from ..jstext import js_json_stringify
 from ..keys import require_api_key
-from ..models import calculate_cost
 from ..options import StreamOptions
-from ..types import AssistantMessage, Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from ..types import Context, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from .openai_responses_convert import build_openai_responses_request, encode_text_signature
-from .openai_stream import get_field, json_events, sdk_failure
+from .openai_stream import EventTranslator, cached_input_usage, get_field, import_openai, stream_openai
 
 __all__ = ["INSTALL_HINT", "SERVICE_TIER_COST", "UPGRADE_HINT", "map_status", "stream_openai_responses"]
 
@@ -62,8 +60,6 @@ UPGRADE_HINT = (
 SERVICE_TIER_COST = {"flex": 0.5, "priority": 2.0}
 """Cost multipliers of the service tiers that are not billed at the standard price (Pi's)."""
 
-_KEYLESS_PLACEHOLDER = "not-needed"  # the SDK refuses to run without a key; some gateways need none
-_DEFAULT_MAX_RETRIES = 2  # the SDK's own default; the `max_retries` option overrides it
 _STATUSES: dict[str, StopReason] = {
     "completed": "stop",
     "incomplete": "length",
@@ -84,7 +80,7 @@ def map_status(status: str | None) -> StopReason:
         raise RuntimeError(f"Unhandled stop reason: {status}") from None
 
 
-async def stream_openai_responses(
+def stream_openai_responses(
     model: Model, context: Context, options: StreamOptions
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Stream one Responses call as Pi's events (the provider of api ``openai-responses``).
@@ -96,68 +92,36 @@ async def stream_openai_responses(
     sdk = _import_sdk()
     key = require_api_key(model.provider, options.api_key)
     params = build_openai_responses_request(model, context, options)
-    if options.on_payload is not None:
-        replaced = options.on_payload(params, model)
-        if inspect.isawaitable(replaced):
-            replaced = await replaced
-        if replaced is not None:
-            params = replaced
-    extra = options.model_extra or {}
-    client = sdk.AsyncOpenAI(
-        api_key=key or _KEYLESS_PLACEHOLDER,
-        base_url=model.base_url or None,
-        default_headers={**(model.headers or {}), **(options.headers or {})},
-        max_retries=extra.get("max_retries", _DEFAULT_MAX_RETRIES),
-    )
-    try:
-        # Everything but `stream` goes in extra_body, so the body sent is `params` exactly, whatever fields
-        # this SDK version knows (older ones lack prompt_cache_retention, for one).
-        body = {name: value for name, value in params.items() if name != "stream"}
-        try:
-            raw = await client.responses.with_raw_response.create(stream=True, extra_body=body)
-        except sdk.APIError as e:
-            raise _failure(sdk, e, key) from None  # `from None`: the SDK's text may quote an echoed key
-        events = json_events(sdk, raw)  # each event as the JSON the server sent: no SDK model per delta
-        try:
-            translator = _EventTranslator(model, extra.get("service_tier"))
-            yield translator.builder.start()
-            try:
-                async for event in events:
-                    for out in translator.feed(event):
-                        yield out
-            except (sdk.APIError, json.JSONDecodeError) as e:
-                raise _failure(sdk, e, key) from None
-            for out in translator.finish():
-                yield out
-        finally:
-            await events.close()  # also on abort (CancelledError) and early exit: release the connection
-    finally:
-        await client.close()
+    translator = _EventTranslator(model, (options.model_extra or {}).get("service_tier"))
+    return stream_openai(sdk, model, options, key, params, _send, translator, _api_message, "event")
+
+
+def _send(client: Any, params: dict[str, Any]) -> Awaitable[Any]:
+    # Everything but `stream` goes in extra_body, so the body sent is `params` exactly, whatever fields this SDK
+    # version knows (older ones lack prompt_cache_retention, for one).
+    body = {name: value for name, value in params.items() if name != "stream"}
+    return client.responses.with_raw_response.create(stream=True, extra_body=body)
 
 
 def _import_sdk() -> Any:
-    try:
-        import openai
-    except ImportError as e:
-        raise ImportError(INSTALL_HINT) from e
+    openai = import_openai(INSTALL_HINT)
     if not hasattr(openai.AsyncOpenAI, "responses"):
         raise ImportError(UPGRADE_HINT.format(version=getattr(openai, "__version__", "an older version")))
     return openai
 
 
-class _EventTranslator:
+class _EventTranslator(EventTranslator):
     """Turns the SDK's Responses stream events into our events, keeping the partial message."""
 
+    # Deviation 2: a stream cut short at an event boundary must not look like a complete answer.
+    truncated = "The stream ended before response.completed (the response may be truncated)"
+
     def __init__(self, model: Model, service_tier: str | None = None):
-        self.model = model
+        super().__init__(model)
         self.service_tier = service_tier
-        self.builder = PartialBuilder(
-            AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
-        )
         self.blocks: dict[int, int] = {}  # output_index → content index, while the item is open
         self.summary_parts: dict[int, int] = {}  # content index of a thinking block → summary parts seen
         self.arguments: dict[int, str] = {}  # content index of a tool call → the arguments text streamed
-        self.finished = False
         self.handlers = {
             "response.output_item.added": self._item_added,
             "response.reasoning_summary_part.added": self._summary_part,
@@ -173,22 +137,14 @@ class _EventTranslator:
             "error": self._error,
         }
 
-    @property
-    def message(self) -> AssistantMessage:
-        return self.builder.message
-
     def feed(self, event: Any) -> Iterator[AssistantMessageEvent]:
         handler = self.handlers.get(get_field(event, "type"))
         return handler(event) if handler is not None else iter(())
 
-    def finish(self) -> Iterator[AssistantMessageEvent]:
-        if not self.finished:
-            # Deviation 2: a stream cut short at an event boundary must not look like a complete answer.
-            raise RuntimeError("The stream ended before response.completed (the response may be truncated)")
+    def close_open(self) -> Iterator[AssistantMessageEvent]:
         for index in list(self.blocks.values()):  # items the server never closed
             yield self.builder.close(index)
         self.blocks = {}
-        yield final_event(self.message)
 
     # --- items -----------------------------------------------------------------------------------------
 
@@ -323,14 +279,9 @@ class _EventTranslator:
 
     def _usage(self, raw: Any, tier: str | None) -> Usage:
         cached = _count(get_field(get_field(raw, "input_tokens_details"), "cached_tokens"))
-        usage = Usage(
-            input=_count(get_field(raw, "input_tokens")) - cached,
-            output=_count(get_field(raw, "output_tokens")),
-            cache_read=cached,
-            cache_write=0,
-            total_tokens=_count(get_field(raw, "total_tokens")),
-        )
-        cost = calculate_cost(self.model, usage)
+        input_tokens, output = _count(get_field(raw, "input_tokens")), _count(get_field(raw, "output_tokens"))
+        usage = cached_input_usage(self.model, input_tokens, cached, output, _count(get_field(raw, "total_tokens")))
+        cost = usage.cost
         multiplier = SERVICE_TIER_COST.get(tier or self.service_tier or "", 1.0)
         if multiplier != 1.0:
             cost.input *= multiplier
@@ -390,15 +341,7 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _failure(sdk: Any, error: Exception, key: str | None) -> RuntimeError:
-    return sdk_failure(sdk, error, key, _api_message, "event")
-
-
-def _api_message(body: Any) -> str | None:
-    if isinstance(body, str):
-        return body.strip()[:1000] or None
-    if not isinstance(body, dict):
-        return None
+def _api_message(body: dict[str, Any]) -> str | None:
     detail = body.get("error") if isinstance(body.get("error"), dict) else body
     message = detail.get("message")
     return message if isinstance(message, str) and message else json.dumps(body)[:1000]

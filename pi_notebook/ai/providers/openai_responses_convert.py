@@ -46,12 +46,11 @@ call output``), and a trailing unanswered call gets ``No result provided``. ``re
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 from typing import Any
 
-from ..jstext import js_json_stringify, sanitize_surrogates
+from ..jstext import js_code_units, js_json_parse, js_json_stringify, js_length, sanitize_surrogates
 from ..options import StreamOptions
 from ..types import (
     AssistantMessage,
@@ -181,7 +180,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
     if not signature:
         return None
     if signature.startswith("{"):
-        parsed = _js_json_parse(signature)
+        parsed = js_json_parse(signature)
         if isinstance(parsed, dict) and _is_js_one(parsed.get("v")) and isinstance(parsed.get("id"), str):
             phase = parsed.get("phase")
             return parsed["id"], phase if phase in _TEXT_PHASES else None
@@ -191,7 +190,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
 def short_hash(text: str) -> str:
     """Pi's ``shortHash``: two 32-bit multiplicative lanes over the UTF-16 code units, in base 36."""
     h1, h2 = 0xDEADBEEF, 0x41C6CE57
-    for unit in _utf16_units(text):
+    for unit in js_code_units(text):
         h1 = _imul(h1 ^ unit, 2654435761)
         h2 = _imul(h2 ^ unit, 1597334677)
     h1 = _imul(h1 ^ (h1 >> 16), 2246822507) ^ _imul(h2 ^ (h2 >> 13), 3266489909)
@@ -255,7 +254,7 @@ def _convert_assistant(
             # Only this model's thinking is left here (the pre-pass turned other thinking into text); its
             # signature is the encrypted reasoning item. Deviation 4: one that is not an object is dropped.
             if block.thinking_signature:
-                item = _js_json_parse(block.thinking_signature)
+                item = js_json_parse(block.thinking_signature)
                 if isinstance(item, dict):
                     out.append(item)
         elif isinstance(block, TextContent):
@@ -285,7 +284,7 @@ def _text_item(block: TextContent, index: int, unsigned: list[dict[str, Any]]) -
     if not item_id:
         item["id"] = f"msg_{index}"
         unsigned.append(item)
-    elif _utf16_len(item_id) > _ID_LIMIT:
+    elif js_length(item_id) > _ID_LIMIT:
         item["id"] = f"msg_{short_hash(item_id)}"
     else:
         item["id"] = item_id
@@ -317,7 +316,7 @@ def _free_id(wanted: str, used: set[str]) -> str:
     while candidate in used:
         n += 1
         candidate = f"{wanted}_{n}"
-        if _utf16_len(candidate) > _ID_LIMIT:
+        if js_length(candidate) > _ID_LIMIT:
             candidate = f"msg_{short_hash(candidate)}"
     return candidate
 
@@ -359,35 +358,14 @@ def _cache_retention(retention: str | None) -> str:
 # --- JavaScript semantics ------------------------------------------------------------------------------
 
 
-def _js_json_parse(text: str) -> Any:
-    """``JSON.parse``, or ``None`` where it would throw (JS knows no NaN/Infinity literals)."""
-
-    def reject(constant: str) -> Any:
-        raise ValueError(constant)
-
-    try:
-        return json.loads(text, parse_constant=reject)
-    except ValueError:
-        return None
-
-
 def _is_js_one(value: Any) -> bool:
     """``value === 1`` in JavaScript (``true`` is not 1 there)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 1
 
 
-def _utf16_units(text: str) -> list[int]:
-    data = text.encode("utf-16-le", "surrogatepass")
-    return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _sanitize_id(part: str) -> str:
     # A JS regex without /u sees an astral character as two code units: two underscores.
-    return _NOT_ID_CHAR.sub(lambda m: "_" * _utf16_len(m.group()), part)
+    return _NOT_ID_CHAR.sub(lambda m: "_" * js_length(m.group()), part)
 
 
 def _imul(a: int, b: int) -> int:

@@ -11,8 +11,9 @@ import os
 from typing import Any
 
 from ...agent_core import AgentTool, AgentToolResult, OnUpdate
+from ...ai.jstext import js_number
 from ..truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
-from .errors import ToolError, js_number
+from .errors import ToolError
 from .shell import ShellResult, run_shell
 
 DESCRIPTION = (

@@ -93,10 +93,3 @@ def os_error_message(error: OSError, syscall: str, path: str | None = None) -> s
     description = _NODE_DESCRIPTIONS.get(number) or (error.strerror or str(error)).lower()
     target = path if path is not None else error.filename
     return f"{code}: {description}, {syscall} '{target}'" if target else f"{code}: {description}, {syscall}"
-
-
-def js_number(value: float) -> str:
-    """Format a number the way JavaScript's ``String(n)`` does for the usual cases (``2.0`` → ``2``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

@@ -23,8 +23,9 @@ from typing import Any, BinaryIO
 
 from ...agent_core import AgentTool, AgentToolResult
 from ...ai import ImageContent, TextContent
+from ...ai.jstext import js_number
 from ..truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
-from .errors import ToolError, abortable, check_aborted, js_number, os_error_message
+from .errors import ToolError, abortable, check_aborted, os_error_message
 from .paths import resolve_read_path
 
 DESCRIPTION = (
