@@ -31,7 +31,10 @@ from .convert import (
 from .messages import as_agent_message, to_pi_json
 from .tool import AgentTool
 
-__all__ = ["PRIVATE_OPTIONS", "CallPreview", "llm_context", "preview_call", "prompt_messages", "resolve_awaitable"]
+__all__ = [
+    "NEXT_PROMPT", "PRIVATE_OPTIONS", "CallPreview", "llm_context", "preview_call", "prompt_messages",
+    "resolve_awaitable", "without_prompt",
+]  # fmt: skip
 
 PRIVATE_OPTIONS = frozenset({"api_key", "apiKey", "signal", "on_payload", "onPayload", "headers"})
 """Stream options a preview never holds: secrets and callbacks (none of them is part of a request body)."""
@@ -94,6 +97,12 @@ def previewing(stage: Callable[..., Any]) -> Callable[..., Any]:
     return preview if callable(preview) else stage
 
 
+NEXT_PROMPT = "(the next prompt: pi_notebook.agent_core.preview)"
+"""The stand-in text of a prompt not known yet: the stages and the provider's builder see a prompt where the real
+one will be (the builder may mark the last user turn, a small model's stage keep only the latest exchange), and
+the body shown is then that request minus this prompt (:func:`without_prompt`)."""
+
+
 @dataclass
 class CallPreview:
     """The next LLM call, as the loop would make it now."""
@@ -101,11 +110,13 @@ class CallPreview:
     messages: list[Any]
     """The AgentMessage history it starts from (typed), without the new prompt."""
     transformed: list[Any]
-    """The history after ``transform_context`` (the history itself when there is none, or when it failed)."""
+    """The history after ``transform_context``, without the new prompt (the history itself when there is no
+    transform, or when it failed)."""
     llm_messages: list[Any]
-    """The Messages after ``convert_to_llm`` (empty when it failed)."""
+    """The Messages after ``convert_to_llm``, without the new prompt (a failing converter: those of the other
+    messages, each converted alone)."""
     context: Context
-    """System prompt, Messages and tools: what the provider is handed."""
+    """System prompt, Messages and tools: what the provider is handed, the new prompt (or its stand-in) included."""
     model: Model | None
     options: dict[str, Any] = field(default_factory=dict)
     """The stream options the loop passes (``reasoning`` included), without :data:`PRIVATE_OPTIONS`."""
@@ -114,25 +125,76 @@ class CallPreview:
     transform: Callable[..., Any] | None = None
     """The ``transform_context`` stage (``None``: there is none)."""
     prompt: list[Any] = field(default_factory=list)
-    """The new prompt's messages, when the preview was asked for one (they end ``transformed`` and ``llm_messages``)."""
+    """The new prompt's messages: the one asked for, or the stand-in of a prompt not known yet."""
+    stand_in: bool = True
+    """The prompt is :data:`NEXT_PROMPT`'s stand-in: :meth:`request` leaves it out of the body."""
     error: ContextPipelineError | None = None
     """A stage raised: the call would fail before reaching the provider (``stage`` names which)."""
     notes: list[str] = field(default_factory=list)
     """Things a view should say (added by the layer that made the preview)."""
 
     def request(self, model: Model | None = None) -> dict[str, Any]:
-        """The body ``model``'s provider (default: the agent's model) would be sent for this call."""
+        """The body ``model``'s provider (default: the agent's model) would be sent: byte for byte the body of
+        the call, minus the new prompt when it is not known yet."""
         chosen = model or self.model
         if chosen is None:
             raise ValueError("no model: pass one to request()")
-        return build_request(chosen, self.context, dict(self.options))
+        body = build_request(chosen, self.context, dict(self.options))
+        return without_prompt(body) if self.stand_in else body
 
 
-def _without(placeholder: Any, messages: list[Any]) -> list[Any]:
-    """``messages`` without the placeholder prompt (itself, or a converter's equal copy of it at the end)."""
-    out = [m for m in messages if m is not placeholder]
-    if len(out) == len(messages) and out and to_pi_json(out[-1]) == to_pi_json(placeholder):
+def without_prompt(body: Any) -> Any:
+    """A request body without the stand-in prompt: the block or message that holds it is left out, as is a
+    message or a part that held nothing else; a text the builder merged it into loses it."""
+    out = _strip(body)
+    return body if out is _REMOVE else out
+
+
+_REMOVE = object()
+
+
+def _strip(node: Any) -> Any:
+    if isinstance(node, str):
+        if node == NEXT_PROMPT:
+            return _REMOVE
+        if NEXT_PROMPT in node:
+            for joined in ("\n\n" + NEXT_PROMPT, NEXT_PROMPT + "\n\n", NEXT_PROMPT):
+                node = node.replace(joined, "")
+        return node
+    if isinstance(node, list):
+        kept = [_strip(item) for item in node]
+        kept = [item for item in kept if item is not _REMOVE]
+        return _REMOVE if node and not kept else kept
+    if isinstance(node, dict):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            stripped = _strip(value)
+            if stripped is _REMOVE:
+                return _REMOVE  # the block (or message) held the prompt: it goes with it
+            out[key] = stripped
+        return out
+    return node
+
+
+def _each_alone(convert: Callable[..., Any], messages: list[Any]) -> list[Any]:
+    """What the messages convert to one by one, those whose converter raises left out."""
+    out: list[Any] = []
+    for message in messages:
+        try:
+            out += checked_llm_messages(run_sync_stage("convert_to_llm", convert, [message]))
+        except ContextPipelineError:
+            continue
+    return out
+
+
+def _without(prompt: list[Any], messages: list[Any]) -> list[Any]:
+    """``messages`` without the prompt's (themselves, or a converter's equal copies of them at the end)."""
+    ids = {id(m) for m in prompt}
+    out = [m for m in messages if id(m) not in ids]
+    wanted = [to_pi_json(m) for m in prompt]
+    while len(out) == len(messages) and wanted and out and to_pi_json(out[-1]) == wanted[-1]:
         out.pop()
+        wanted.pop()
     return out
 
 
@@ -150,18 +212,15 @@ def preview_call(
     """The first LLM call a prompt would make now, computed with the loop's own functions.
 
     With ``prompt``, the call ``Agent.prompt(prompt)`` would make. Without one, the call of the next prompt,
-    whatever it is, minus that prompt: the stages run on the history plus a placeholder prompt (a stage may treat
-    the latest exchange differently, as a small model's does) and the placeholder is taken out of what they
-    returned. A failing ``transform_context`` is reported in ``error`` and the history is converted without it;
-    a failing ``convert_to_llm`` leaves ``llm_messages`` empty.
+    whatever it is: the stages and the builder run with the stand-in :data:`NEXT_PROMPT` where it will be (a stage
+    may treat the latest exchange differently, as a small model's does; a builder may mark the last user turn),
+    and the rows and the body leave it out. A failing ``transform_context`` is reported in ``error`` and the
+    history is converted without it; a failing ``convert_to_llm`` too, and the body holds what the other
+    messages convert to.
     """
     typed = [as_agent_message(m) for m in history]
-    placeholder = None
-    if prompt is None:
-        placeholder = UserMessage(content=[TextContent(text="")])
-        added: list[Any] = [placeholder]
-    else:
-        added = [as_agent_message(m) for m in prompt_messages(prompt)]
+    stand_in = prompt is None
+    added = [as_agent_message(m) for m in prompt_messages(NEXT_PROMPT if prompt is None else prompt)]
     staged = typed + added
     error: ContextPipelineError | None = None
     transformed = staged
@@ -174,18 +233,17 @@ def preview_call(
     try:
         llm_messages = checked_llm_messages(run_sync_stage("convert_to_llm", convert, list(transformed)))
     except ContextPipelineError as e:
-        error, llm_messages = error or e, []
-    if placeholder is not None:
-        transformed, llm_messages = _without(placeholder, transformed), _without(placeholder, llm_messages)
+        error, llm_messages = error or e, _each_alone(convert, transformed)
     return CallPreview(
         messages=typed,
-        transformed=transformed,
-        llm_messages=llm_messages,
+        transformed=_without(added, transformed),
+        llm_messages=_without(added, llm_messages),
         context=llm_context(system_prompt, llm_messages, tools),
         model=model,
         options={k: v for k, v in options.items() if k not in PRIVATE_OPTIONS},
         convert=convert,
         transform=transform,
-        prompt=[] if placeholder is not None else added,
+        prompt=added,
+        stand_in=stand_in,
         error=error,
     )

@@ -3,7 +3,9 @@
 It declares four roles (``bashExecution``, ``custom``, ``branchSummary``, ``compactionSummary``) through the
 core's public :func:`~pi_notebook.agent_core.register_message_type`, with Pi's texts for what the LLM reads of
 each; and it owns what a coding agent needs around the loop: the boundary trace, session files, compaction,
-branch summaries, overflow recovery, the built-in tools and the shell executor. Imports
+branch summaries, overflow recovery, the built-in tools and the shell executor, and
+:class:`~.agent_session.AgentSession`, which puts them together around one session file (Pi's ``AgentSession``).
+Imports
 :mod:`pi_notebook.agent_core` and :mod:`pi_notebook.ai`, never the notebook.
 """
 
@@ -28,11 +30,18 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
+    from .agent_session import AgentSession, SessionPreview
+    from .run_policy import RunPlan, SessionSettings
     from .trace import BoundaryTrace, TraceRow, atrace_boundary, trace_boundary
 
 # Imported on first use (``%load_ext`` does not need the boundary trace).
 __getattr__, __dir__ = lazy_exports(
-    __name__, {".trace": ["BoundaryTrace", "TraceRow", "atrace_boundary", "trace_boundary"]}
+    __name__,
+    {
+        ".agent_session": ["AgentSession", "SessionPreview"],
+        ".run_policy": ["RunPlan", "SessionSettings"],
+        ".trace": ["BoundaryTrace", "TraceRow", "atrace_boundary", "trace_boundary"],
+    },
 )
 
 
@@ -41,12 +50,16 @@ __all__ = [
     "BRANCH_SUMMARY_SUFFIX",
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
+    "AgentSession",
     "BashExecutionMessage",
     "BoundaryTrace",
     "BranchSummaryMessage",
     "CodingAgentMessage",
     "CompactionSummaryMessage",
     "CustomMessage",
+    "RunPlan",
+    "SessionPreview",
+    "SessionSettings",
     "TraceRow",
     "atrace_boundary",
     "bash_execution_to_text",

@@ -9,10 +9,10 @@ secrets masked. A front end (Pi's "modes"; here the notebook) adds only its own 
     import asyncio
     from pi_notebook.coding_agent import AgentSession
 
-    session = AgentSession.open("sessions")  # the folder's newest session, or a new one
-    asyncio.run(session.bash("ls"))           # recorded as a bashExecution message the model sees next
-    asyncio.run(session.prompt("Which of these files is the largest?"))
-    print([m.role for m in session.messages])
+    with AgentSession.open("sessions") as session:  # the folder's newest session, or a new one
+        asyncio.run(session.bash("ls"))  # recorded as a bashExecution message the model sees next
+        asyncio.run(session.prompt("Which of these files is the largest?"))
+        print([m.role for m in session.messages])
 
 :meth:`AgentSession.preview` is the next request, computed by the same code a run uses (nothing is compacted,
 written or sent); every view of "what the LLM gets" reads it.
@@ -571,6 +571,19 @@ class AgentSession:
         self.pipeline = None  # another conversation: its own compaction state
         self.reload()
         self._recover()
+
+    def close(self) -> None:
+        """Close the session file (releasing its lock); what could not be written yet is said first."""
+        try:
+            self.check_saved()
+        finally:
+            self.file.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def describe(self) -> str:
         """File, entry count and leaf."""

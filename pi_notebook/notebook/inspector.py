@@ -36,7 +36,7 @@ import traitlets as t
 from IPython.display import display, update_display
 
 from ..agent_core import Agent, on_registry_change, registry_version
-from ..ai import Model, build_request, get_model
+from ..ai import Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL
 from ..coding_agent.agent_session import AgentSession
 from .inspector_source import (
@@ -46,7 +46,6 @@ from .inspector_source import (
     Trace,
     clean_body,
     reported_usage,
-    request_context,
     request_key,
     resolve_model,
     retrace,
@@ -273,11 +272,10 @@ class InspectorWidget(LiveWidget):
         todo = [key for key in models if key in (self._todo if self._todo is not None else models)]
         todo.sort(key=lambda key: key != shown)  # the body shown first
         now = todo[:1] if one else todo
-        context = request_context(src, trace)  # the preview's: what the agent loop builds
         secrets = source_secrets(self._source)
         for key in now:
             try:
-                body = build_request(models[key], context, dict(src.call.options))
+                body = src.call.request(models[key])  # the preview's: what the agent loop would send
             except Exception as e:  # a builder that cannot handle this context: show why, keep the others
                 body = {"error": f"{type(e).__name__}: {e}"}
             self._built[key] = (body, clean_body(body, secrets, self._built.get(key)))

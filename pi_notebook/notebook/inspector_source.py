@@ -283,12 +283,3 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     else:
         trace.advance(remaining)
     return trace
-
-
-def request_context(src: Source, trace: Trace) -> Any:
-    """The context the request bodies are built from: the preview's, as the run builds it. When a converter
-    raised (the call would fail), the messages the others convert to, so the bodies still show them."""
-    call = src.call
-    if call.error is not None and call.error.stage == "convert_to_llm":
-        return call.context.model_copy(update={"messages": trace.llm_messages})
-    return call.context

@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..agent_core import Agent, to_pi_json
-from ..ai import Model, build_request, get_model
+from ..ai import Model, get_model
 from ..ai.models import DEFAULT_ANTHROPIC_MODEL, DEFAULT_GOOGLE_MODEL, DEFAULT_OPENAI_MODEL
 from ..coding_agent.agent_session import AgentSession
-from .inspector_source import clean_body, history_of, request_context, request_key, retrace, secrets_in, source_of
+from .inspector_source import clean_body, history_of, request_key, retrace, secrets_in, source_of
 
 __all__ = ["CHANGE_KINDS", "normalise_changes", "preview", "request_models", "source_secrets"]
 
@@ -156,11 +156,10 @@ def preview(
     src = source_of(source, messages)
     src.notes = []
     trace = retrace(src, None, first_only=False)
-    context = request_context(src, trace)
     requests: dict[str, Any] = {}
     for key, model in models.items():
         try:
-            body = build_request(model, context, dict(src.call.options))
+            body = src.call.request(model)
         except Exception as e:  # a builder that cannot handle this context: show why, keep the others
             body = {"error": f"{type(e).__name__}: {e}"}
         requests[key] = clean_body(body, secrets)

@@ -47,9 +47,11 @@ def test_rows_are_the_trace_and_requests_are_exact_bodies():
     assert w.rows == trace_boundary(messages).to_json()["rows"]
     assert [r["status"] for r in w.rows] == ["passed", "passed", "translated", "dropped", "translated", "dropped"]
     assert list(w.requests) == [ANTHROPIC, OPENAI, CHAT, GEMINI] and w.provider == ANTHROPIC
-    context = Context(messages=prepare_llm_messages(messages))
-    for key, spec in ((ANTHROPIC, DEFAULT_ANTHROPIC_MODEL), (OPENAI, DEFAULT_OPENAI_MODEL)):
-        assert w.requests[key] == build_request(get_model(spec), context)
+    # Each body is what the provider is sent for the next prompt, minus that prompt (whatever it will be).
+    asked = Context(messages=[*prepare_llm_messages(messages), user("and now?")])
+    for key, spec, turns in ((ANTHROPIC, DEFAULT_ANTHROPIC_MODEL, "messages"), (OPENAI, DEFAULT_OPENAI_MODEL, "input")):
+        sent = build_request(get_model(spec), asked)
+        assert w.requests[key] == {**sent, turns: [t for t in sent[turns] if "and now?" not in json.dumps(t)]}
     assert w.context_window == 200_000 and w.model_name == "anthropic/claude-sonnet-4-5"
     assert w.total_tokens == trace_boundary(messages).total_tokens > 0
     json.dumps(w.get_state())
@@ -96,9 +98,12 @@ def test_an_agent_brings_its_system_prompt_tools_thinking_and_model(tmp_path):
         and w.model_name == "faux/faux-1"
     )
     context = Context(
-        system_prompt="Be brief.", messages=prepare_llm_messages(sample()), tools=[t.to_tool() for t in tools]
+        system_prompt="Be brief.",
+        messages=[*prepare_llm_messages(sample()), user("next")],
+        tools=[t.to_tool() for t in tools],
     )
-    expected = build_request(get_model(DEFAULT_ANTHROPIC_MODEL), context, reasoning="low")
+    sent = build_request(get_model(DEFAULT_ANTHROPIC_MODEL), context, reasoning="low")
+    expected = {**sent, "messages": sent["messages"][:-1]}  # the next request, minus its prompt
     assert w.requests[ANTHROPIC] == expected
     assert w.requests[ANTHROPIC]["system"][0]["text"] == "Be brief." and "thinking" in expected
     assert w.requests[ANTHROPIC]["tools"][0]["name"] == "read"
