@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,13 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent_core import convert_to_llm, prepare_llm_messages, to_pi_json
+from ..agent_core import convert_to_llm, prepare_llm_messages
 from ..ai import Model, get_model
 from .branching import BranchPlanner, Fork
 from .messages import CustomMessage
 from .run_policy import RunPlan, SessionSettings, Settings, compaction_settings, plan_run, resolve_model
 from .session import SessionError, SessionFile
-from .session_entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, SessionMessageEntry
+from .session_context import covered_by_summaries, entry_lines
+from .session_entries import CompactionEntry
 from .session_writer import SessionWriter
 
 if TYPE_CHECKING:  # the loop, compaction, tools and asyncio load at the first run, not with the session
@@ -105,8 +105,7 @@ class AgentSession:
         self._agent: Agent | None = None  # made on first use (`agent`): loading a session does not need it
         self._history: list[Any] = []  # the history until then
         self._agent_lock = threading.Lock()
-        self._entry_ids: dict[int, str] = {}  # id(message) → its entry, for compaction's firstKeptEntryId
-        self.writer = SessionWriter(file, self._written)
+        self.writer = SessionWriter(file)
         self._running = False  # a run is streaming: what is recorded now joins the history after it (Pi's rule)
         self._listener: Callable[[Any], Any] | None = None  # the current run's on_event
         self.pipeline: ContextPipeline | None = None
@@ -212,9 +211,7 @@ class AgentSession:
         """Rebuild the agent's history from the session file at its leaf."""
         with self.writer.lock:
             context = self.file.build_session_context()  # types the messages of the context, and only those
-            self._entry_ids = {
-                id(m): entry_id for m, entry_id in zip(context.messages, context.entry_ids, strict=False)
-            }
+            self.writer.read_back(context.messages, context.entry_ids)
             if self._agent is None:
                 self._history = list(context.messages)
             else:
@@ -259,37 +256,9 @@ class AgentSession:
             )
             self._changed()
 
-    def _written(self, message: Any, entry_id: str) -> None:
-        self._entry_ids[id(message)] = entry_id
-
     def _on_event(self, event: Any) -> None:
         if event.type == "message_end":
             self.writer.write(event.message)  # a refused write keeps it in memory; check_saved() says so
-
-    def _entry_id_of(self, message: Any) -> str:
-        known = self._entry_ids.get(id(message))
-        if known is not None:
-            return known
-        # A message rebuilt from its own entry type (custom_message, branch_summary, compaction): find that entry.
-        wanted = to_pi_json(message)
-        role = wanted.get("role")
-        for entry in self.file.get_branch():
-            if isinstance(entry, SessionMessageEntry):
-                found = to_pi_json(entry.message) == wanted
-            elif isinstance(entry, CustomMessageEntry):
-                found = role == "custom" and (entry.custom_type, entry.content) == (
-                    wanted.get("customType"),
-                    message.content,
-                )
-            elif isinstance(entry, BranchSummaryEntry):
-                found = role == "branchSummary" and entry.summary == wanted.get("summary")
-            elif isinstance(entry, CompactionEntry):
-                found = role == "compactionSummary" and entry.summary == wanted.get("summary")
-            else:
-                found = False
-            if found:
-                return entry.id
-        return self.file.leaf_id or ""
 
     # --- the pipeline ---------------------------------------------------------------------------------
 
@@ -382,11 +351,9 @@ class AgentSession:
         if not self._choices:
             notes.append(self.first_run_note)
         system, tools = overhead_tokens(call.context)
-        covered = (
-            covered_by_summaries(self.file)
-            if _starts_with_summary(history) or pipeline.compactor.summary_message
-            else {}
-        )
+        first = history[0] if history else None
+        summarised = getattr(first, "role", None) == "compactionSummary" or pipeline.compactor.summary_message
+        covered = covered_by_summaries(self.file) if summarised else {}
         return SessionPreview(
             call=call, plan=plan, compaction=pipeline.compaction_state(call.messages), covered=covered, notes=notes,
             system_tokens=system, tools_tokens=tools,
@@ -406,7 +373,9 @@ class AgentSession:
 
     def _on_compaction(self, result: Any, summary: Any, first_kept: Any) -> None:
         """Store the compaction in the session file (Pi's ``compaction`` entry) and tell the run's listener."""
-        self.file.append_compaction(result.summary, self._entry_id_of(first_kept), result.tokens_before, result.details)
+        self.file.append_compaction(
+            result.summary, self.writer.entry_id_of(first_kept), result.tokens_before, result.details
+        )
         if self._listener is not None:
             self._listener(CompactionEvent(summary))
 
@@ -564,7 +533,7 @@ class AgentSession:
                 carried = list(self.writer.unsaved)  # it never will (closed, read-only): they go to the new one
             self.file.close()
             self.file, self.note = file, note
-            self.writer = SessionWriter(file, self._written)
+            self.writer = SessionWriter(file)
             self.writer.unsaved.extend(carried)
             self.writer.retry()
         self.branches = BranchPlanner(file)
@@ -602,47 +571,4 @@ class AgentSession:
 
     def entry_lines(self, limit: int = 50) -> list[str]:
         """The newest entries of the file, one line each."""
-        out = []
-        for entry in self.file.entries[-limit:]:
-            label = self.file.get_label(entry.id)
-            what = entry.type
-            if isinstance(entry, SessionMessageEntry):
-                what = f"message {entry.role}"
-                text = _preview_text(to_pi_json(entry.message))
-                what += f": {text}" if text else ""
-            mark = "*" if entry.id == self.file.leaf_id else " "
-            out.append(f"{mark} {entry.id}  {what}" + (f"  [{label}]" if label else ""))
-        return out
-
-
-def _starts_with_summary(messages: Sequence[Any]) -> bool:
-    first = messages[0] if messages else None
-    return getattr(first, "role", None) == "compactionSummary" or (
-        isinstance(first, dict) and first.get("role") == "compactionSummary"
-    )
-
-
-def covered_by_summaries(file: SessionFile) -> dict[str, list[dict[str, Any]]]:
-    """For each compaction on the file's branch, its summary → the messages it replaced (Pi JSON): those from the
-    previous compaction's first kept entry (or the start) up to its own first kept entry."""
-    from .session_context import entry_messages
-
-    branch = file.get_branch()
-    covered: dict[str, list[dict[str, Any]]] = {}
-    start = 0
-    for at, entry in enumerate(branch):
-        if not isinstance(entry, CompactionEntry):
-            continue
-        kept = next((i for i in range(at - 1, -1, -1) if branch[i].id == entry.first_kept_entry_id), at)
-        replaced = [e for e in branch[start:kept] if not isinstance(e, CompactionEntry)]
-        covered[entry.summary] = [to_pi_json(m) for m in entry_messages(replaced)]
-        start = kept
-    return covered
-
-
-def _preview_text(data: dict[str, Any], width: int = 70) -> str:
-    content = data.get("content", data.get("command", data.get("summary", "")))
-    if isinstance(content, list):
-        content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
-    text = re.sub(r"\s+", " ", str(content)).strip()
-    return text if len(text) <= width else text[: width - 1] + "…"
+        return entry_lines(self.file, limit)

@@ -8,6 +8,7 @@ their AgentMessages. Also here: the entries as a tree (``SessionFile.get_tree``)
 from __future__ import annotations
 
 import gc
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -295,3 +296,43 @@ def build_tree(entries: list[Any], labels: dict[str, str]) -> list[SessionTreeNo
 def _time_key(node: SessionTreeNode) -> float:
     ms = parse_iso_ms(node.entry.timestamp)
     return float("inf") if ms is None else ms
+
+
+def covered_by_summaries(file: Any) -> dict[str, list[dict[str, Any]]]:
+    """For each compaction on the file's branch, its summary → the messages it replaced (Pi JSON): those from the
+    previous compaction's first kept entry (or the start) up to its own first kept entry."""
+    branch = file.get_branch()
+    covered: dict[str, list[dict[str, Any]]] = {}
+    start = 0
+    for at, entry in enumerate(branch):
+        if not isinstance(entry, CompactionEntry):
+            continue
+        kept = next((i for i in range(at - 1, -1, -1) if branch[i].id == entry.first_kept_entry_id), at)
+        replaced = [e for e in branch[start:kept] if not isinstance(e, CompactionEntry)]
+        covered[entry.summary] = [to_pi_json(m) for m in entry_messages(replaced)]
+        start = kept
+    return covered
+
+
+def entry_lines(file: Any, limit: int = 50) -> list[str]:
+    """The newest entries of a session file, one line each: ``*`` marks the leaf, then the id, the entry's type
+    (a message's role and the start of its text) and its label."""
+    out = []
+    for entry in file.entries[-limit:]:
+        label = file.get_label(entry.id)
+        what = entry.type
+        if isinstance(entry, SessionMessageEntry):
+            what = f"message {entry.role}"
+            text = _first_words(to_pi_json(entry.message))
+            what += f": {text}" if text else ""
+        mark = "*" if entry.id == file.leaf_id else " "
+        out.append(f"{mark} {entry.id}  {what}" + (f"  [{label}]" if label else ""))
+    return out
+
+
+def _first_words(data: dict[str, Any], width: int = 70) -> str:
+    content = data.get("content", data.get("command", data.get("summary", "")))
+    if isinstance(content, list):
+        content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+    text = re.sub(r"\s+", " ", str(content)).strip()
+    return text if len(text) <= width else text[: width - 1] + "…"

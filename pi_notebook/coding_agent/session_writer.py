@@ -1,4 +1,4 @@
-"""Writing a notebook's messages to its session file: in the order they happened, durable at once, never lost.
+"""Writing a session's messages to its session file: in the order they happened, durable at once, never lost.
 
 Three rules, beyond what :class:`~pi_notebook.coding_agent.session.SessionFile` does for one append:
 
@@ -25,6 +25,7 @@ from typing import Any
 from ..agent_core import from_pi_json, to_pi_json
 from .messages import CustomMessage
 from .session import SessionError, SessionFile
+from .session_entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, SessionMessageEntry
 
 
 class SessionWriteError(RuntimeError):
@@ -47,12 +48,13 @@ class _Entry:
 
 
 class SessionWriter:
-    """The one way a notebook session writes messages. ``on_written(message, entry_id)`` is told each entry."""
+    """The one way a session writes messages; it remembers which entry holds each message it knows."""
 
-    def __init__(self, file: SessionFile, on_written: Callable[[Any, str], None]):
+    def __init__(self, file: SessionFile):
         self.file = file
         self.lock = threading.RLock()
-        self._on_written = on_written
+        self.entry_ids: dict[int, str] = {}
+        """``id(message)`` → the entry that holds it (written, or read back: :meth:`read_back`)."""
         self.unsaved: list[Any] = []
         """What the history holds and the file does not yet (oldest first), because writing failed."""
         self.deferred: list[Any] = []
@@ -86,7 +88,7 @@ class SessionWriter:
                     return False
                 self.unsaved.pop(0)
                 if not isinstance(item, _Entry):
-                    self._on_written(item, entry.id)
+                    self.entry_ids[id(item)] = entry.id
             self.error = None
             return True
 
@@ -108,6 +110,38 @@ class SessionWriter:
                     f"could not write {self.file.path.name} ({reason}); {n} message{'s' if n != 1 else ''} "
                     "kept in memory, written as soon as writing works again (a restart before that loses them)"
                 )
+
+    # --- which entry holds a message ---------------------------------------------------------------------
+
+    def read_back(self, messages: list[Any], entry_ids: list[str]) -> None:
+        """The messages of a history read from the file, and their entries (all that is known is replaced)."""
+        self.entry_ids = {id(m): entry_id for m, entry_id in zip(messages, entry_ids, strict=False)}
+
+    def entry_id_of(self, message: Any) -> str:
+        """The entry holding ``message`` (compaction's ``firstKeptEntryId``): known by identity, else the entry of
+        the current branch it was rebuilt from (a custom message, a summary), else the leaf."""
+        known = self.entry_ids.get(id(message))
+        if known is not None:
+            return known
+        wanted = to_pi_json(message)
+        role = wanted.get("role")
+        for entry in self.file.get_branch():
+            if isinstance(entry, SessionMessageEntry):
+                found = to_pi_json(entry.message) == wanted
+            elif isinstance(entry, CustomMessageEntry):
+                found = role == "custom" and (entry.custom_type, entry.content) == (
+                    wanted.get("customType"),
+                    message.content,
+                )
+            elif isinstance(entry, BranchSummaryEntry):
+                found = role == "branchSummary" and entry.summary == wanted.get("summary")
+            elif isinstance(entry, CompactionEntry):
+                found = role == "compactionSummary" and entry.summary == wanted.get("summary")
+            else:
+                found = False
+            if found:
+                return entry.id
+        return self.file.leaf_id or ""
 
     # --- deferring ----------------------------------------------------------------------------------------
 

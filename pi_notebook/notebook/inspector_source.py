@@ -17,11 +17,12 @@ from typing import Any
 
 from ..agent_core import Agent, CallPreview, as_agent_message, convert_to_llm, registry_version
 from ..ai import AssistantMessage, Model, get_model
-from ..coding_agent.agent_session import AgentSession, covered_by_summaries
+from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.compaction import CompactionSettings, Compactor
 from ..coding_agent.context_pipeline import ContextPipeline, compaction_state, overhead_tokens
 from ..coding_agent.messages import CompactionSummaryMessage
 from ..coding_agent.session import SessionFile
+from ..coding_agent.session_context import covered_by_summaries
 from ..coding_agent.trace import trace_boundary
 from .widgets import messages_of
 

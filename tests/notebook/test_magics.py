@@ -307,8 +307,9 @@ def test_messages_rebuilt_from_their_own_entries_map_back_to_them(shell):
     rebuilt = session.messages[-1]
     assert rebuilt is not note and rebuilt.role == "custom"
     entry = session.file.entries[-1]
-    assert entry.type == "custom_message" and session._entry_id_of(rebuilt) == entry.id
-    assert session._entry_id_of(session.messages[0]) == next(e.id for e in session.file.entries if e.type == "message")
+    assert entry.type == "custom_message" and session.writer.entry_id_of(rebuilt) == entry.id
+    first_message = next(e.id for e in session.file.entries if e.type == "message")
+    assert session.writer.entry_id_of(session.messages[0]) == first_message
 
 
 def stop_notices(session):
