@@ -34,12 +34,15 @@ import threading
 import time
 import types
 import typing
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 try:
     from pydantic_core import MISSING
@@ -160,7 +163,7 @@ class PiModel(BaseModel):
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # nested objects skip it, as before
 
     @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate ``obj`` (Pi's JSON, or the Python names) into this class."""
         if isinstance(obj, dict) and cls.__pi_renamed__:
             obj = _without_renamed_nones(cls, obj)
@@ -170,7 +173,7 @@ class PiModel(BaseModel):
         return model
 
     @classmethod
-    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Any:
+    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Self:
         model = super().model_validate_json(json_data, **kwargs)
         if model.__pydantic_private__ is None:
             _set(model, "__pydantic_private__", {})
@@ -196,7 +199,9 @@ class PiModel(BaseModel):
         )
 
     @classmethod
-    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
+    # The pydantic mypy plugin puts its own field-typed signature on every model's model_construct, this
+    # override's too, and then finds it incompatible with BaseModel's: the plugin's doing, not this signature's.
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:  # type: ignore[override]
         model = super().model_construct(_fields_set, **values)
         for name in cls.__pi_optional__:
             if model.__dict__.get(name, MISSING) is None:
@@ -205,7 +210,7 @@ class PiModel(BaseModel):
             _set(model, "__pydantic_private__", {})
         return model
 
-    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Self:
         copied = super().model_copy(update=update, deep=deep)
         if update:
             optional = self.__pi_optional__
@@ -240,7 +245,7 @@ class PiModel(BaseModel):
         except KeyError:
             return False
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a mutable model with __eq__ is; typeshed wants a method
 
     def __iter__(self) -> Any:
         for name, value in super().__iter__():
@@ -293,7 +298,8 @@ class PiModel(BaseModel):
 
     def to_pi_json(self) -> dict[str, Any]:
         """This object as Pi's JSON (camelCase keys, unset optional keys absent)."""
-        return self.__pydantic_serializer__.to_python(self, mode="json", by_alias=True)
+        out: dict[str, Any] = self.__pydantic_serializer__.to_python(self, mode="json", by_alias=True)
+        return out
 
 
 _NULLS = "_pi_nulls"
@@ -301,7 +307,7 @@ _NULLS = "_pi_nulls"
 value was assigned to them: assigning ``None`` again makes them ``null`` again, not absent."""
 
 
-def _private(model: Any) -> dict[str, Any]:
+def _private(model: BaseModel) -> dict[str, Any]:
     private = model.__pydantic_private__
     if private is None:
         private = {}
@@ -390,7 +396,7 @@ def describe_fields(cls: type[BaseModel]) -> None:
 
 def _defining_frame(cls: type) -> Any:
     """The frame running ``cls``'s class statement (its module's or notebook cell's code), or None."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") != cls.__module__:
         frame = frame.f_back
     return frame
@@ -476,7 +482,9 @@ def _shown(annotation: Any) -> Any:
     if origin is Annotated:
         base, *metadata = typing.get_args(annotation)
         kept = [m for m in metadata if m is not _JsNumber]
-        return _shown(Annotated[(base, *kept)] if kept else base)  # type: ignore[valid-type]
+        shown = _shown(base)
+        arguments = (shown, *kept)
+        return Annotated[arguments] if kept else shown
     if origin in (typing.Union, types.UnionType):
         return functools.reduce(operator.or_, [_shown(arg) for arg in typing.get_args(annotation)])
     return annotation

@@ -141,7 +141,8 @@ _OVERLAY_FIELDS = ("name", "reasoning", "input", "contextWindow", "maxTokens")
 @functools.lru_cache(maxsize=1)
 def _overlay() -> dict[str, Any]:
     text = resources.files(__package__).joinpath("models_catalogue.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    overlay: dict[str, Any] = json.loads(text)
+    return overlay
 
 
 @functools.lru_cache(maxsize=1)
@@ -251,7 +252,8 @@ def _entries(provider: str) -> dict[str, dict[str, Any]]:
 
 def catalogue_entries(provider: str) -> dict[str, dict[str, Any]]:
     """A catalogue provider's models as Pi JSON, by id (sorted; fresh copies)."""
-    return json.loads(json.dumps(_entries(provider)))
+    entries: dict[str, dict[str, Any]] = json.loads(json.dumps(_entries(provider)))
+    return entries
 
 
 def find_entry(provider: str, model_id: str) -> dict[str, Any] | None:
@@ -259,7 +261,8 @@ def find_entry(provider: str, model_id: str) -> dict[str, Any] | None:
     snapshot, an alias) under the id as typed; ``None`` if neither knows it."""
     entries = _entries(provider)
     if model_id in entries:
-        return json.loads(json.dumps(entries[model_id]))
+        entry: dict[str, Any] = json.loads(json.dumps(entries[model_id]))
+        return entry
     match = _genai_match(provider, model_id)
     if match is not None:
         return _from_genai(provider, model_id, match)

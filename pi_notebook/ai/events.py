@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import from_json
@@ -158,14 +158,24 @@ AssistantMessageEvent = (
     | ErrorEvent
 )
 
+BlockStartEvent = TextStartEvent | ThinkingStartEvent | ToolCallStartEvent
+BlockDeltaEvent = TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent
+BlockEndEvent = TextEndEvent | ThinkingEndEvent | ToolCallEndEvent
+
 TERMINAL_EVENTS = (DoneEvent, ErrorEvent)
+_START_EVENTS: dict[str, type[BlockStartEvent]] = {
+    "text": TextStartEvent,
+    "thinking": ThinkingStartEvent,
+    "toolCall": ToolCallStartEvent,
+}
 
 
 def final_event(message: AssistantMessage) -> DoneEvent | ErrorEvent:
     """The terminal event for a finished message, chosen by its stop reason."""
-    if message.stop_reason in ("error", "aborted"):
-        return ErrorEvent(reason=message.stop_reason, error=message)
-    return DoneEvent(reason=message.stop_reason, message=message)
+    reason = message.stop_reason
+    if reason == "error" or reason == "aborted":
+        return ErrorEvent(reason=reason, error=message)
+    return DoneEvent(reason=reason, message=message)
 
 
 @dataclass
@@ -201,13 +211,12 @@ class PartialBuilder:
     def start(self) -> StartEvent:
         return StartEvent(partial=self.snapshot())
 
-    def open(self, block: TextContent | ThinkingContent | ToolCall) -> _Event:
+    def open(self, block: TextContent | ThinkingContent | ToolCall) -> BlockStartEvent:
         self.message.content.append(block)
         index = len(self.message.content) - 1
-        cls = {"text": TextStartEvent, "thinking": ThinkingStartEvent, "toolCall": ToolCallStartEvent}[block.type]
-        return cls(content_index=index, partial=self.snapshot())
+        return _START_EVENTS[block.type](content_index=index, partial=self.snapshot())
 
-    def delta(self, index: int, delta: str) -> _Event:
+    def delta(self, index: int, delta: str) -> BlockDeltaEvent:
         block = self.message.content[index]
         if block.type == "text":
             block.text += delta
@@ -219,7 +228,7 @@ class PartialBuilder:
         block.arguments = parse_partial_json(self._json[index])
         return ToolCallDeltaEvent(content_index=index, delta=delta, partial=self.snapshot())
 
-    def close(self, index: int) -> _Event:
+    def close(self, index: int) -> BlockEndEvent:
         block = self.message.content[index]
         if block.type == "text":
             return TextEndEvent(content_index=index, content=block.text, partial=self.snapshot())
@@ -233,7 +242,10 @@ class PartialBuilder:
 _set = object.__setattr__
 
 
-def _clone(model: Any) -> Any:
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _clone(model: _Model) -> _Model:
     """A shallow copy of a pydantic model, as ``model_copy()`` makes it, without its overhead (it runs for
     every object of every snapshot)."""
     cls = model.__class__

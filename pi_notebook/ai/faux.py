@@ -23,18 +23,19 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
+from ._base import now_ms
 from .events import PartialBuilder, final_event
 from .options import StreamOptions
 from .types import (
     AssistantMessage,
     Context,
+    ImageContent,
     Model,
     StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
     Usage,
-    now_ms,
 )
 
 NO_MORE_RESPONSES = "No more faux responses queued"
@@ -85,7 +86,7 @@ def estimate_tokens(chars: int) -> int:
     return math.ceil(chars / 4)
 
 
-def _block_text(block: Any) -> str:
+def _block_text(block: TextContent | ImageContent | ThinkingContent | ToolCall) -> str:
     if block.type == "text":
         return block.text
     if block.type == "thinking":
@@ -186,6 +187,7 @@ class FauxProvider:
     async def _play(self, builder: PartialBuilder, scripted: AssistantMessage) -> AsyncIterator[Any]:
         yield builder.start()
         for block in scripted.content:
+            opened: TextContent | ThinkingContent | ToolCall
             if block.type == "toolCall":
                 payload = json.dumps(block.arguments, ensure_ascii=False, separators=(",", ":"))
                 opened = block.model_copy(update={"arguments": {}})

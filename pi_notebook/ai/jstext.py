@@ -147,6 +147,7 @@ def js_number(number: float) -> str:
     sign = "-" if number < 0 else ""
     # repr() gives the shortest round-tripping digits, as JS does; only the layout differs.
     _, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
+    assert isinstance(exponent, int)  # a finite number's (the exponent of NaN and Infinity is a letter)
     digits = "".join(map(str, digit_tuple)).lstrip("0")
     stripped = digits.rstrip("0")
     exponent += len(digits) - len(stripped)

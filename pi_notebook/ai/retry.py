@@ -36,4 +36,5 @@ def is_retryable(message: AssistantMessage, context_window: int | None = None) -
 
 def retry_delay_ms(attempt: int, settings: RetrySettings = RetrySettings()) -> int:
     """Delay before retry number ``attempt`` (1-based): base × 2^(attempt-1), capped."""
-    return min(settings.base_delay_ms * 2 ** (attempt - 1), settings.max_delay_ms)
+    doubled: int = settings.base_delay_ms * 2 ** (attempt - 1)
+    return min(doubled, settings.max_delay_ms)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, Protocol, cast
 
 from .api_registry import stream_function_for
 from .events import TERMINAL_EVENTS, AssistantMessageEvent, ErrorEvent
@@ -62,9 +62,12 @@ class AssistantMessageStream:
         assert self._result is not None  # _guard always ends with a terminal event
         return self._result
 
-    async def _guard(self, open_source: Callable[[], AsyncIterator[AssistantMessageEvent]], signal: Any):
+    async def _guard(
+        self, open_source: Callable[[], AsyncIterator[AssistantMessageEvent]], signal: Any
+    ) -> AsyncGenerator[AssistantMessageEvent, None]:
         partial: AssistantMessage | None = None
         iterator: Any = None
+        reason: Literal["error", "aborted"]
         cheap_abort = _CAN_UNCANCEL and signal is not None and hasattr(signal, "add_listener")
         watch = _AbortWatch(signal) if cheap_abort else None
         try:
@@ -78,8 +81,7 @@ class AssistantMessageStream:
                         # _AbortWatch.next(), inlined: this runs for every event.
                         if signal.is_set():
                             raise _Aborted
-                        task = asyncio.current_task()
-                        assert task is not None
+                        task = cast(_UncancellableTask, asyncio.current_task())
                         cancelling = task.cancelling()
                         watch.task = task
                         try:
@@ -126,6 +128,15 @@ _CAN_UNCANCEL = hasattr(asyncio.Task, "uncancel")
 """Python 3.11+: a cancellation can be taken back (what :class:`_AbortWatch` needs); 3.10 waits the old way."""
 
 
+class _UncancellableTask(Protocol):
+    """The running task where :data:`_CAN_UNCANCEL` holds (Python 3.11+). The type checker reads Python 3.10's
+    ``asyncio.Task``, which has neither method: the task is cast to this where the flag was checked."""
+
+    def cancel(self, msg: Any | None = None) -> bool: ...
+    def cancelling(self) -> int: ...
+    def uncancel(self) -> int: ...
+
+
 class _AbortWatch:
     """Stops the wait for the provider's next event when an :class:`~.abort.AbortSignal` fires, at no cost per
     event: one listener on the signal cancels the task while (and only while) it awaits the provider (``task``
@@ -134,7 +145,7 @@ class _AbortWatch:
     cancelled the task too."""
 
     def __init__(self, signal: Any):
-        self.task: asyncio.Task[Any] | None = None
+        self.task: _UncancellableTask | None = None
         self._cancelled = False
         self._remove = signal.add_listener(self._on_abort)
 
@@ -143,7 +154,7 @@ class _AbortWatch:
             self._cancelled = True
             self.task.cancel()
 
-    def take_back(self, task: asyncio.Task[Any], cancelling: int) -> bool:
+    def take_back(self, task: _UncancellableTask, cancelling: int) -> bool:
         """Whether our cancellation stopped the wait and no other is pending (it is then taken back)."""
         if not self._cancelled:
             return False

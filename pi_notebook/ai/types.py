@@ -231,7 +231,7 @@ class Model(PiModel):
     """API base URL."""
     reasoning: bool = False
     """Whether the model supports thinking / reasoning effort."""
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]))
     """Input modalities."""
     cost: ModelCost = Field(default_factory=ModelCost)
     """Prices per million tokens."""

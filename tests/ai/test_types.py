@@ -116,3 +116,19 @@ print(json.dumps([len(parsed), schema["$defs"]["TextContent"]["properties"]["tex
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     parses, in_schema, in_fields = json.loads(out.stdout)
     assert parses >= 1 and in_schema == in_fields == "The text."
+
+
+def test_a_models_signature_shows_number_fields_as_numbers_and_keeps_other_annotations():
+    from typing import Annotated
+
+    from pi_notebook.ai import Number
+
+    class Measured(PiModel):
+        size: Number = 0
+        """A number."""
+        label: Annotated[str, "a note"] = ""
+        """Text with a note."""
+
+    parameters = inspect.signature(Measured).parameters
+    assert parameters["size"].annotation == int | float
+    assert parameters["label"].annotation == Annotated[str, "a note"]

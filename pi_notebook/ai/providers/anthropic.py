@@ -128,11 +128,11 @@ async def stream_anthropic(
     params = build_anthropic_request(model, context, resolved, tool_choice=options.tool_choice)
     params = await options.call_on_payload(params, model)  # as in Pi, it may return a replacement
 
-    credentials = {"auth_token": key} if oauth else {"api_key": key}
     translation = _Translation(model, context, oauth)
     try:
         async with anthropic.AsyncAnthropic(
-            **credentials,
+            api_key=None if oauth else key,
+            auth_token=key if oauth else None,
             base_url=model.base_url or None,
             default_headers=client_headers(model, options, oauth),
             max_retries=_extra(options, "max_retries", 2),

@@ -239,19 +239,20 @@ class _Translation:
     def _text(self, part: Any, events: list[AssistantMessageEvent]) -> None:
         thinking = part.thought is True
         blocks = self.builder.message.content
-        block = blocks[self.open] if self.open is not None else None
-        if block is None or isinstance(block, ThinkingContent) != thinking:
+        index = self.open
+        block = blocks[index] if index is not None else None
+        if index is None or block is None or isinstance(block, ThinkingContent) != thinking:
             self._close_open(events)
             block = ThinkingContent(thinking="") if thinking else TextContent(text="")
             events.append(self.builder.open(block))
-            self.open = len(blocks) - 1
+            index = self.open = len(blocks) - 1
         signature = _signature(part.thought_signature)
         if signature:  # some backends sign only the first delta of a block: keep the last non-empty one
             if thinking:
                 block.thinking_signature = signature
             else:
                 block.text_signature = signature
-        events.append(self.builder.delta(self.open, part.text))
+        events.append(self.builder.delta(index, part.text))
 
     def _function_call(self, part: Any, events: list[AssistantMessageEvent]) -> None:
         self._close_open(events)

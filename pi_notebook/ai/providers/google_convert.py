@@ -236,7 +236,9 @@ def requires_tool_call_id(model_id: str) -> bool:
 
 def is_valid_thought_signature(signature: str | None) -> bool:
     """A thought signature Google accepts back: standard base64 (``+/``, padding), length divisible by 4."""
-    return bool(signature) and len(signature) % 4 == 0 and _BASE64.fullmatch(signature) is not None
+    if not signature:
+        return False
+    return len(signature) % 4 == 0 and _BASE64.fullmatch(signature) is not None
 
 
 def _signature(same_model: bool, signature: str | None) -> str | None:

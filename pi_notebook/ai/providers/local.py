@@ -20,9 +20,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._base import now_ms
 from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
-from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, now_ms
+from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage
 from .local_prompt import CALL_OPEN, LocalPrompt, ReplyPlan, build_prompt, parse_call, plan_reply
 
 DEFAULT_LOCAL_ID = "smollm2-135m"

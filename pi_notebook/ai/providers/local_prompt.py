@@ -69,6 +69,7 @@ def example_turns(tool_names: set[str]) -> list[dict[str, str]]:
             turns += [{"role": "user", "content": steps[0]}, {"role": "assistant", "content": steps[1]}]
             continue
         ask, call, output, answer = steps
+        assert needs is not None  # a worked tool call names its tool
         turns += [
             {"role": "user", "content": ask},
             {"role": "assistant", "content": CALL_OPEN + call + CALL_CLOSE},
@@ -229,7 +230,7 @@ def stop_strings(template: str | None) -> tuple[str, ...]:
 
 
 def _argument_schema(parameters: dict[str, Any] | None) -> dict[str, Any]:
-    schema = json.loads(json.dumps(parameters or {"type": "object", "properties": {}}))
+    schema: dict[str, Any] = json.loads(json.dumps(parameters or {"type": "object", "properties": {}}))
     for name, prop in (schema.get("properties") or {}).items():
         if isinstance(prop, dict) and "enum" in prop:
             continue  # the caller listed the allowed values (e.g. the paths that exist): the grammar keeps them

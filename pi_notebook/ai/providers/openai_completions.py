@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -70,7 +70,7 @@ def stream_openai_completions(
     key = require_api_key(model.provider, options.api_key)
     params = build_openai_completions_request(model, context, options)
 
-    def send(client: Any, _seen: dict[str, Any]) -> Awaitable[Any]:
+    def send(client: Any, _seen: dict[str, Any]) -> Any:
         # `params` as built: unlike the other providers, this one does not send a body on_payload returns.
         return client.chat.completions.with_raw_response.create(**_create_arguments(client, params))
 
@@ -176,8 +176,7 @@ class _ChunkTranslator(EventTranslator):
             index = self.open[-1]
         if position is not None:
             self.calls[position] = index
-        block = self.message.content[index]
-        assert isinstance(block, ToolCall)
+        block = self._call(index)
         # Some servers repeat id and name on every fragment: the first one wins.
         block.id = block.id or call_id
         block.name = block.name or name
@@ -191,13 +190,18 @@ class _ChunkTranslator(EventTranslator):
             return None
         if position is not None and position in self.calls:
             index = self.calls[position]
-            known_id = self.message.content[index].id
+            known_id = self._call(index).id
             # A new id under a known index: a server that numbers every call 0.
             return None if call_id and known_id and call_id != known_id else index
         if call_id:
-            return next((i for i in self.open if self.message.content[i].id == call_id), None)
+            return next((i for i in self.open if self._call(i).id == call_id), None)
         # Neither a known index nor an id: a continuation, from servers that send the index only once.
         return self.open[-1] if position is None and self.open else None
+
+    def _call(self, index: int) -> ToolCall:
+        block = self.message.content[index]
+        assert isinstance(block, ToolCall)  # what `calls` and, while the kind is toolCall, `open` point at
+        return block
 
     def _reasoning_details(self, details: list[Any]) -> None:
         """OpenRouter's encrypted reasoning belongs to a tool call and must go back with it next turn."""

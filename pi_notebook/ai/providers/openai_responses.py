@@ -37,7 +37,7 @@ API key is only ever handed to the SDK and is redacted, in every form, from any 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ..events import AssistantMessageEvent, parse_partial_json
@@ -96,7 +96,7 @@ def stream_openai_responses(
     return stream_openai(sdk, model, options, key, params, _send, translator, _api_message, "event")
 
 
-def _send(client: Any, params: dict[str, Any]) -> Awaitable[Any]:
+def _send(client: Any, params: dict[str, Any]) -> Any:
     # Everything but `stream` goes in extra_body, so the body sent is `params` exactly, whatever fields this SDK
     # version knows (older ones lack prompt_cache_retention, for one).
     body = {name: value for name, value in params.items() if name != "stream"}
@@ -342,6 +342,7 @@ def _count(value: Any) -> int:
 
 
 def _api_message(body: dict[str, Any]) -> str | None:
-    detail = body.get("error") if isinstance(body.get("error"), dict) else body
+    error = body.get("error")
+    detail = error if isinstance(error, dict) else body
     message = detail.get("message")
     return message if isinstance(message, str) and message else json.dumps(body)[:1000]

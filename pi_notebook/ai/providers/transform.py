@@ -48,7 +48,7 @@ NormalizeToolCallId = Callable[..., str]
 """``normalize(id, model, source_message) -> str``; like a JS callback it may take fewer arguments."""
 
 describe_pending()  # the field descriptions, before the schemas are built below
-_MESSAGE: TypeAdapter[Any] = TypeAdapter(Message)
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 _LLM_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
 
 
