@@ -203,7 +203,9 @@ class AgentSession:
             self._agent.append_message(message)
 
     def llm_messages(self) -> list[Any]:
-        """What the LLM would be sent now: the history after ``transform_context`` → ``convert_to_llm``."""
+        """The history through Pi's two stages: your ``transform_context``, then ``convert_to_llm``. The session's
+        own stages (fitting, compaction's view) are not applied: the next request's Messages are
+        ``preview().call.llm_messages``."""
         custom = self._agent.convert_to_llm if self._agent is not None else None
         return prepare_llm_messages(self.messages, self._transform, custom or convert_to_llm)
 
