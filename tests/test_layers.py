@@ -221,3 +221,45 @@ def test_the_facade_only_re_exports_the_layers():
         assert any(getattr(facade, name) is getattr(layer, name, None) for layer in (core, app)), name
     with pytest.raises(ModuleNotFoundError):  # the module paths used before the split are gone
         importlib.import_module("pi_notebook.agent.session")
+
+
+def import_circles() -> list[list[str]]:
+    """Circles of modules of the package that import each other (at the top or inside a function), as lists of
+    module names; the package ``__init__`` modules are left out (a package imports its modules by design)."""
+    files = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if p.name != "__init__.py"}
+    graph = {
+        name: {target for _line, target in imported_modules(path) if target in files and target != name}
+        for name, path in files.items()
+    }
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circles.append(path[path.index(target) :])
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+    return circles
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    assert import_circles() == []
+
+
+def test_circle_checker_sees_a_circle_through_a_function_import(tmp_path, monkeypatch):
+    fake = tmp_path / "pi_notebook"
+    (fake / "ai").mkdir(parents=True)
+    (fake / "ai" / "a.py").write_text("from .b import x\n")
+    (fake / "ai" / "b.py").write_text("def f():\n    from .a import y\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert import_circles() == [["pi_notebook.ai.a", "pi_notebook.ai.b"]]

@@ -50,9 +50,10 @@ def _registry() -> dict[str, ApiProvider]:
     global _builtins_registered
     if not _builtins_registered:
         _builtins_registered = True
-        from .providers.register_builtins import register_builtins
+        from .providers.register_builtins import builtin_providers
 
-        register_builtins()
+        for api, stream, build_request in builtin_providers():
+            register_api_provider(ApiProvider(api=api, stream=stream, build_request=build_request))
     return _providers
 
 

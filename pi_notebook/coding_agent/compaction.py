@@ -29,14 +29,13 @@ from typing import Any
 
 from ..agent_core import OpaqueMessage, as_agent_message, convert_to_llm, to_pi_json
 from ..ai import AssistantMessage, Context, Model, TextContent, Usage, UserMessage, complete
-from ..ai.jstext import js_json_stringify
+from ..ai.jstext import js_json_stringify, js_length
 from .compaction_prompts import (
     NO_PRIOR_HISTORY,
     SPLIT_TURN_SEPARATOR,
     SUMMARIZATION_SYSTEM_PROMPT,
     file_lists,
     format_file_operations,
-    js_len,
     serialize_conversation,
     summarization_prompt,
     turn_prefix_prompt,
@@ -105,11 +104,11 @@ def calculate_context_tokens(usage: Usage) -> int:
 
 def _content_chars(content: Any, image_chars: int) -> int:
     if isinstance(content, str):
-        return js_len(content)
+        return js_length(content)
     chars = 0
     for block in content:
         if block.type == "text" and block.text:
-            chars += js_len(block.text)
+            chars += js_length(block.text)
         elif block.type == "image":
             chars += image_chars
     return chars
@@ -129,17 +128,17 @@ def estimate_tokens(message: Any) -> int:
         chars = 0
         for block in m.content:
             if block.type == "text":
-                chars += js_len(block.text)
+                chars += js_length(block.text)
             elif block.type == "thinking":
-                chars += js_len(block.thinking)
+                chars += js_length(block.thinking)
             elif block.type == "toolCall":
-                chars += js_len(block.name) + js_len(js_json_stringify(block.arguments))
+                chars += js_length(block.name) + js_length(js_json_stringify(block.arguments))
     elif role in ("custom", "toolResult"):
         chars = _content_chars(m.content, IMAGE_CHARS)
     elif role == "bashExecution":
-        chars = js_len(m.command) + js_len(m.output)
+        chars = js_length(m.command) + js_length(m.output)
     elif role in ("branchSummary", "compactionSummary"):
-        chars = js_len(m.summary)
+        chars = js_length(m.summary)
     else:
         return 0
     return math.ceil(chars / 4)

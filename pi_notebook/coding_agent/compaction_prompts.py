@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..ai.jstext import js_json_stringify
+from ..ai.jstext import js_json_stringify, js_length, js_slice
 
 SUMMARIZATION_SYSTEM_PROMPT = (
     "You are a context summarization assistant. Your task is to read a conversation between a user and an AI "
@@ -122,19 +122,6 @@ SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 TOOL_RESULT_MAX_CHARS = 2000
 
 
-# --- JavaScript string lengths -------------------------------------------------------------------------
-
-
-def js_len(text: str) -> int:
-    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _js_slice(text: str, units: int) -> str:
-    # May cut a surrogate pair in half, exactly as ``text.slice(0, n)`` does.
-    return text.encode("utf-16-le", "surrogatepass")[: 2 * units].decode("utf-16-le", "surrogatepass")
-
-
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
@@ -157,10 +144,10 @@ def _texts(content: Any, sep: str = "") -> str:
 
 
 def _truncate_for_summary(text: str, max_chars: int) -> str:
-    length = js_len(text)
+    length = js_length(text)
     if length <= max_chars:
         return text
-    return f"{_js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+    return f"{js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
 
 
 def serialize_conversation(llm_messages: Iterable[Any]) -> str:

@@ -148,12 +148,11 @@ def compaction_state(
 def overhead_tokens(context: Any) -> tuple[int, int]:
     """The tokens a request spends besides its messages, estimated as compaction estimates messages (chars / 4):
     the system prompt's, and the tool definitions' (their names, descriptions and JSON schemas)."""
-    from ..ai.jstext import js_json_stringify
-    from .compaction_prompts import js_len
+    from ..ai.jstext import js_json_stringify, js_length
 
-    system = js_len(context.system_prompt or "")
+    system = js_length(context.system_prompt or "")
     tools = sum(
-        js_len(tool.name) + js_len(tool.description or "") + js_len(js_json_stringify(tool.parameters or {}))
+        js_length(tool.name) + js_length(tool.description or "") + js_length(js_json_stringify(tool.parameters or {}))
         for tool in context.tools or ()
     )
     return math.ceil(system / 4), math.ceil(tools / 4)

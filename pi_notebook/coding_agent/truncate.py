@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ..ai.jstext import js_length, js_slice
+
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 51200  # 50 KB
 GREP_MAX_LINE_LENGTH = 500
@@ -181,8 +183,7 @@ def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str
     Length and cut point are in UTF-16 code units like JS ``length`` / ``slice``: an astral
     character (e.g. an emoji) counts 2, and a cut between its two halves leaves a lone surrogate.
     """
-    units = line.encode("utf-16-le", _ENCODING_ERRORS)
-    if len(units) // 2 <= max_chars:
+    if js_length(line) <= max_chars:
         return line, False
     # A negative max_chars slices from the end, as JS slice(0, -n) does.
-    return units[: 2 * max_chars].decode("utf-16-le", _ENCODING_ERRORS) + "... [truncated]", True
+    return js_slice(line, max_chars) + "... [truncated]", True

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ...agent_core import AgentTool, AgentToolResult
+from ...ai.jstext import js_length
 from .errors import ToolError, abortable, check_aborted, os_error_message
 from .paths import resolve_to_cwd
 
@@ -26,11 +27,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def js_length(text: str) -> int:
-    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def write_text(absolute_path: str, text: str) -> None:
