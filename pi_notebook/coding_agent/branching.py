@@ -68,6 +68,16 @@ class BranchPlanner:
             return None
         return Fork(previous.parent_id, entry_messages(path[cut:]), nested_details(path[cut:]))
 
+    def start_cell(self, anchor: str | None) -> bool:
+        """Record that ``anchor`` runs now, forking first if it ran before on this branch, with a summary written
+        without a model (a run with ``branch_summary_model`` set writes Pi's). Returns True when the leaf moved
+        (reload the history then)."""
+        from .branch_summary import describe_branch
+
+        fork = self.fork_for(anchor)
+        self.start(anchor, fork, describe_branch(fork.abandoned, fork.details) if fork is not None else None)
+        return fork is not None
+
     def start(self, anchor: str | None, fork: Fork | None = None, summary: Any = None) -> None:
         """Record that ``anchor`` runs now: first the ``fork`` with its branch ``summary`` (a
         :class:`~pi_notebook.coding_agent.branch_summary.BranchSummary`), if any."""
