@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,33 +147,54 @@ class CallPreview:
 def without_prompt(body: Any) -> Any:
     """A request body without the stand-in prompt: the block or message that holds it is left out, as is a
     message or a part that held nothing else; a text the builder merged it into loses it."""
-    out = _strip(body)
-    return body if out is _REMOVE else out
+    if not isinstance(body, dict):
+        out = _strip(body)
+        return [] if out is _REMOVE else out
+    result: dict[Any, Any] = {}
+    for key, value in body.items():  # the body itself stays: a list of turns that held only the prompt is empty
+        stripped = _strip(value) if isinstance(value, (str, list, dict)) else value
+        if stripped is not _REMOVE:
+            result[key] = stripped
+        elif isinstance(value, list):
+            result[key] = []
+    return result
 
 
 _REMOVE = object()
 
 
+def _holds(node: Any) -> bool:
+    """Whether the stand-in is somewhere in ``node`` (one pass, in C)."""
+    if isinstance(node, str):
+        return NEXT_PROMPT in node
+    return isinstance(node, (dict, list)) and NEXT_PROMPT in json.dumps(node, ensure_ascii=False, default=str)
+
+
 def _strip(node: Any) -> Any:
+    """``node`` without the stand-in: a list loses the item that holds it, looked for from the end, where the
+    newest turn is (a body of thousands of turns is not walked); a dict that holds it in a value is removed
+    whole when that value would be."""
     if isinstance(node, str):
         if node == NEXT_PROMPT:
             return _REMOVE
-        if NEXT_PROMPT in node:
-            for joined in ("\n\n" + NEXT_PROMPT, NEXT_PROMPT + "\n\n", NEXT_PROMPT):
-                node = node.replace(joined, "")
+        for joined in ("\n\n" + NEXT_PROMPT, NEXT_PROMPT + "\n\n", NEXT_PROMPT):
+            node = node.replace(joined, "")
         return node
     if isinstance(node, list):
-        kept = [_strip(item) for item in node]
-        kept = [item for item in kept if item is not _REMOVE]
-        return _REMOVE if node and not kept else kept
+        for at in range(len(node) - 1, -1, -1):
+            if _holds(node[at]):
+                stripped = _strip(node[at])
+                out = [*node[:at], *([] if stripped is _REMOVE else [stripped]), *node[at + 1 :]]
+                return out if out else _REMOVE
+        return node
     if isinstance(node, dict):
-        out: dict[Any, Any] = {}
+        result: dict[Any, Any] = {}
         for key, value in node.items():
-            stripped = _strip(value)
+            stripped = _strip(value) if isinstance(value, (str, list, dict)) else value
             if stripped is _REMOVE:
                 return _REMOVE  # the block (or message) held the prompt: it goes with it
-            out[key] = stripped
-        return out
+            result[key] = stripped
+        return result
     return node
 
 

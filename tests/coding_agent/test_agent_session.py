@@ -175,3 +175,18 @@ def test_a_users_transform_runs_first_in_the_run_and_in_the_preview(session):
     sent = session.preview("three").request()["messages"]
     assert [m["role"] for m in sent] == ["assistant", "user"] and sent[-1]["content"][0]["text"] == "three"
     assert seen[-1] == len(session.messages) + 1  # it saw the history and the new prompt, as the run does
+
+
+@pytest.mark.parametrize("spec", ["anthropic/claude-sonnet-4-5", "openai/gpt-5.5", "google/gemini-2.5-flash", "local"])
+def test_the_next_request_of_an_empty_session_has_no_turn_and_no_stand_in(session, spec):
+    from pi_notebook.agent_core.preview import NEXT_PROMPT
+    from pi_notebook.ai import get_model
+
+    model = get_model(spec)
+    body = session.preview(plan=session.plan_run(model, tools=[])).request()
+    turns = {"anthropic-messages": "messages", "openai-responses": "input", "google-generative-ai": "contents"}
+    field = turns.get(model.api, "messages")
+    assert NEXT_PROMPT not in json.dumps(body)
+    assert [t for t in body[field] if t.get("role") in ("user", "assistant", "model")] == [] or model.api == "local"
+    asked = session.preview("hello", plan=session.plan_run(model, tools=[])).request()
+    assert "hello" in json.dumps(asked[field])  # with the prompt: the turn is there
