@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..ai import AssistantMessage, ImageContent, Model, TextContent
-from ..ai.abort import AbortController
+from ..ai.abort import AbortController, AbortSignal
 from ..ai.streaming import stream
 from .convert import convert_to_llm
 from .events import AgentEndEvent, RunStop
@@ -303,8 +303,9 @@ class Agent:
             self.state.pending_tool_calls = set()
             self._controller = None
 
-    async def _record_crash(self, error: Exception, signal: Any) -> None:
+    async def _record_crash(self, error: Exception, signal: AbortSignal) -> None:
         model = self.state.model
+        assert model is not None  # a run starts only with a model (_config), and set_model() takes no None
         message = AssistantMessage(
             content=[TextContent(text="")], api=model.api, provider=model.provider, model=model.id,
             stop_reason="aborted" if signal.aborted else "error",

@@ -325,7 +325,9 @@ class _Run:
             return await self._sequential(reply, calls)
         return await self._parallel(reply, calls)
 
-    async def _sequential(self, reply: AssistantMessage, calls: Sequence[ToolCall]):
+    async def _sequential(
+        self, reply: AssistantMessage, calls: Sequence[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[Any]]:
         results: list[ToolResultMessage] = []
         for index, call in enumerate(calls):
             await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
@@ -342,7 +344,9 @@ class _Run:
                 return results, steering
         return results, []
 
-    async def _parallel(self, reply: AssistantMessage, calls: Sequence[ToolCall]):
+    async def _parallel(
+        self, reply: AssistantMessage, calls: Sequence[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[Any]]:
         results: list[ToolResultMessage] = []
         runnable: list[tuple[ToolCall, AgentTool, dict[str, Any]]] = []
         for index, call in enumerate(calls):

@@ -18,7 +18,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -26,6 +26,7 @@ from ..ai import AssistantMessage, PiModel, ToolResultMessage, UserMessage, desc
 
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
 ToLlm = Callable[[Any], "LlmMessage | Sequence[LlmMessage] | None"]
+_M = TypeVar("_M", bound=PiModel)
 
 
 class MessageTypeError(ValueError):
@@ -95,14 +96,14 @@ def _role_of(model_cls: type) -> str:
         raise MessageTypeError(f"{model_cls!r} is not a PiModel subclass")
     field = model_cls.__pydantic_fields__.get("role")
     args = get_args(field.annotation) if field is not None and get_origin(field.annotation) is Literal else ()
-    if len(args) != 1 or not isinstance(args[0], str) or field.default != args[0]:
+    if field is None or len(args) != 1 or not isinstance(args[0], str) or field.default != args[0]:
         raise MessageTypeError(
             f"{model_cls.__name__} needs a field like `role: Literal['myRole'] = 'myRole'` to be registered"
         )
     return args[0]
 
 
-def register_message_type(model_cls: type[PiModel], *, to_llm: ToLlm | None = None, replace: bool = False):
+def register_message_type(model_cls: type[_M], *, to_llm: ToLlm | None = None, replace: bool = False) -> type[_M]:
     """Register an AgentMessage role.
 
     ``model_cls`` is a :class:`~pi_notebook.ai.PiModel` subclass with ``role: Literal["x"] = "x"``.
@@ -156,7 +157,7 @@ def on_registry_change(listener: Callable[[str], None]) -> Callable[[], None]:
     global _next_token
     getter: Callable[[], Callable[[str], None] | None]
     if hasattr(listener, "__self__") and hasattr(listener, "__func__"):
-        getter = weakref.WeakMethod(listener)  # type: ignore[arg-type]
+        getter = weakref.WeakMethod(listener)
     else:
         getter = lambda: listener  # noqa: E731 - a getter like WeakMethod's
     with _lock:
@@ -186,9 +187,9 @@ def _notify(role: str) -> None:
             warnings.warn(f"a registry listener failed: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
-def message_type(role: str) -> MessageType | None:
-    """The registration for ``role``, or ``None``."""
-    return _registry.get(role)
+def message_type(role: object) -> MessageType | None:
+    """The registration for ``role``, or ``None`` (also for a role that is not a string)."""
+    return _registry.get(role) if isinstance(role, str) else None
 
 
 def registered_message_types() -> tuple[MessageType, ...]:
@@ -221,7 +222,8 @@ def _get_parser() -> TypeAdapter[Any]:
             describe_pending()  # the classes' field descriptions, before their schemas are built here
             classes = tuple(t.model for t in _registry.values())
             union = Union[classes] if len(classes) > 1 else classes[0]  # noqa: UP007 - built at run time
-            _parser = TypeAdapter(Annotated[union, Field(discriminator="role")])
+            # The union is built at run time from the registry: no static type describes it.
+            _parser = TypeAdapter(Annotated[union, Field(discriminator="role")])  # type: ignore[arg-type]
         return _parser
 
 
@@ -253,7 +255,7 @@ def to_pi_json(message: Any) -> dict[str, Any]:
     dump = getattr(message, "to_pi_json", None)
     if dump is None:
         raise TypeError(f"not an AgentMessage: {type(message).__name__}")
-    return dump()
+    return cast("dict[str, Any]", dump())
 
 
 def opaque_messages(messages: Sequence[Any]) -> list[tuple[int, OpaqueMessage]]:

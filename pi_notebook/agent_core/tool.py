@@ -80,7 +80,7 @@ def _ajv_message(error: Any) -> tuple[str, str]:
     if v == "required":
         missing = next((p for p in arg if isinstance(error.instance, dict) and p not in error.instance), "")
         return path or missing or "root", f"must have required property '{missing}'"
-    messages = {
+    messages: dict[str, Callable[[], str]] = {
         "type": lambda: f"must be {','.join(arg) if isinstance(arg, list) else arg}",
         "enum": lambda: "must be equal to one of the allowed values",
         "const": lambda: "must be equal to constant",
@@ -95,7 +95,7 @@ def _ajv_message(error: Any) -> tuple[str, str]:
         "pattern": lambda: f'must match pattern "{arg}"',
         "additionalProperties": lambda: "must NOT have additional properties",
     }
-    return path or "root", messages.get(v, lambda: error.message)()
+    return path or "root", messages.get(v, lambda: str(error.message))()
 
 
 _SCALARS = ("string", "number", "integer", "boolean", "null")
@@ -141,7 +141,7 @@ def _is_type(value: Any, t: str) -> bool:
     return checks.get(t, lambda: True)()
 
 
-def _convert_scalar(value: Any, t: str) -> Any:
+def _convert_scalar(value: Any, t: str | None) -> Any:
     if t in ("number", "integer"):
         if isinstance(value, bool) or value is None:
             return int(value) if value is not None else 0
@@ -167,7 +167,9 @@ def _convert_scalar(value: Any, t: str) -> Any:
     return _NO
 
 
-def validate_tool_arguments(tool: AgentTool | Tool, arguments: dict[str, Any], call_name: str | None = None):
+def validate_tool_arguments(
+    tool: AgentTool | Tool, arguments: dict[str, Any], call_name: str | None = None
+) -> dict[str, Any]:
     """Coerce and validate ``arguments`` against the tool's schema; return the validated copy.
 
     Raises :class:`ToolArgumentsError` with Pi's message format::
@@ -178,7 +180,7 @@ def validate_tool_arguments(tool: AgentTool | Tool, arguments: dict[str, Any], c
         Received arguments:
         <arguments as indented JSON>
     """
-    args = _coerce(copy.deepcopy(arguments), tool.parameters)
+    args: dict[str, Any] = _coerce(copy.deepcopy(arguments), tool.parameters)
     import jsonschema  # imported on first use: it takes a second to import, and loading the extension should not
 
     validator_cls = jsonschema.validators.validator_for(tool.parameters, default=jsonschema.Draft7Validator)
