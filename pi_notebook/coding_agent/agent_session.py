@@ -408,7 +408,12 @@ class AgentSession:
         from ..agent_core.events import MessageEndEvent
         from .recovery import run_with_recovery
 
-        choices = {"tools": tools, "system_prompt": system_prompt, "thinking": thinking, "max_turns": max_turns}
+        choices: dict[str, Any] = {
+            "tools": tools,
+            "system_prompt": system_prompt,
+            "thinking": thinking,
+            "max_turns": max_turns,
+        }
         choices = {"model": model, **{k: v for k, v in choices.items() if v is not None}}
         plan = self.plan_run(prompt=text, **choices)
         self._listener = on_event

@@ -256,11 +256,12 @@ async def generate_turn_prefix_summary(
 
 async def _both(first: Awaitable[str], second: Awaitable[str]) -> tuple[str, str]:
     # Both calls run at once, as in Pi; wait for both so no failure is left unobserved, then report the first.
-    results = await asyncio.gather(first, second, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return results[0], results[1]
+    first_result, second_result = await asyncio.gather(first, second, return_exceptions=True)
+    if isinstance(first_result, BaseException):
+        raise first_result
+    if isinstance(second_result, BaseException):
+        raise second_result
+    return first_result, second_result
 
 
 async def compact(

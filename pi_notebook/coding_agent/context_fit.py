@@ -119,7 +119,7 @@ class ContextFitter:
     def __init__(
         self,
         model: Model,
-        then: Callable[[list[Any]], Any] | None = None,
+        then: Callable[..., Any] | None = None,  # (messages) or (messages, signal), as transform_context
         on_oversized: Callable[..., Any] | None = None,
         latest_only: bool = False,
     ):

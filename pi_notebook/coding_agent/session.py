@@ -534,7 +534,7 @@ class SessionFile:
         """
         with self._lock:
             self._check_writable()
-            renamed: dict[str, str] = {}
+            renamed: dict[str | None, str] = {}  # old id → new id, looked up with any parentId (None too)
             added: list[SessionEntry] = []
             for raw in entries:
                 if not isinstance(raw, dict) or raw.get("type") == "session" or not isinstance(raw.get("id"), str):

@@ -192,7 +192,7 @@ class _EntryBase(PiModel):
         """The entry as Pi's JSON, keys in the order Pi writes them (``id``/``parentId`` as the file has them)."""
         data = super().to_pi_json()
         head = {key: data.pop(key) for key in ("type", *self._leading_keys) if key in data}
-        written = self.__pydantic_private__.get(_AS_WRITTEN)
+        written = (self.__pydantic_private__ or {}).get(_AS_WRITTEN)
         return {**head, **data, **written} if written else {**head, **data}
 
     def set_in_memory(self, *, id: str | None = None, parent_id: str | None = None) -> None:
@@ -222,9 +222,18 @@ class SessionMessageEntry:
     """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
     role: Any
     """The message's ``role``, read without typing the message."""
+    _line: bytes | dict[str, Any]
+    _message: AgentMessage | None
+    _written: dict[str, Any] | None  # {"id"?, "parentId"?} as the file has them, after a repair
 
     def __init__(
-        self, id: str, parent_id: str | None, timestamp: str | None, role: Any, line: bytes, message: Any = None
+        self,
+        id: str,
+        parent_id: str | None,
+        timestamp: str | None,
+        role: Any,
+        line: bytes | dict[str, Any],
+        message: Any = None,
     ) -> None:
         """Internal (use :meth:`model_validate` for Pi JSON): ``line`` is the entry's JSON as written, ``message``
         the typed message when the caller has it."""
@@ -248,11 +257,11 @@ class SessionMessageEntry:
         if line is None:
             line = json_line(data)[:-1]
         role = intern_role(data["message"].get("role"))
-        return cls(data["id"], data.get("parentId"), data.get("timestamp"), role, line, typed)  # type: ignore[arg-type]
+        return cls(data["id"], data.get("parentId"), data.get("timestamp"), role, line, typed)
 
     def _json(self) -> dict[str, Any]:
         line = self._line
-        return parse_json_line(line) if type(line) is bytes else copy.deepcopy(line)
+        return parse_json_line(line) if isinstance(line, bytes) else copy.deepcopy(line)
 
     @property
     def message(self) -> AgentMessage:
@@ -474,7 +483,7 @@ class UnknownEntry(PiModel):
         if self._raw:
             return copy.deepcopy(self._raw)
         data = super().to_pi_json()
-        written = self.__pydantic_private__.get(_AS_WRITTEN)
+        written = (self.__pydantic_private__ or {}).get(_AS_WRITTEN)
         return {**data, **written} if written else data
 
     def set_in_memory(self, *, id: str | None = None, parent_id: str | None = None) -> None:

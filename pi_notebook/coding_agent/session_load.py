@@ -149,14 +149,14 @@ def load_session_lines(lines: list[bytes]) -> LoadedSession:
     if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
         for _ in values:  # every line that is not JSON is told too
             pass
-        notes = [(line, f"line {line}: {problem}") for line, problem in source.problems]
+        notes: list[tuple[int, str]] = [(line, f"line {line}: {problem}") for line, problem in source.problems]
         what = "not a session header" if first is not None else "the file is empty"
         notes.append(
             (header_line, f"line {header_line}: {what}: read as empty (Pi would overwrite the file); appends refused")
         )
         loaded.notes = sorted(notes, key=lambda n: n[0])
         return loaded
-    notes: list[tuple[int, str]] = []
+    notes = []
     version = _read_header(loaded, header_line, header, notes)
     migrated: dict[int, Any] | None = None
     if version < CURRENT_SESSION_VERSION:  # old files are migrated as a whole, in memory
@@ -255,7 +255,9 @@ def _read_entries(
                 if parent is not None:
                     parent_id = parent.id  # one string object for both
                 raw = source.raw(line - 1) if migrated is None else value
-                entry = SessionMessageEntry(entry_id, parent_id, stamp, intern_role(message.get("role")), raw)
+                entry: SessionEntry = SessionMessageEntry(
+                    entry_id, parent_id, stamp, intern_role(message.get("role")), raw
+                )
                 if parent is None and parent_id:
                     suspects.append(entry)
                 append(entry)
@@ -346,7 +348,7 @@ def _reattach_orphans(loaded: LoadedSession, lost: list[tuple[int, Any]], notes:
         if parent_id not in resolved:
             lost_line = _line_that_held(parent_id, line_of[id(entry)], lost)
             before = bisect.bisect_left(entry_lines, lost_line) if lost_line is not None else 0
-            resolved[parent_id] = (lost_line, entries[before - 1]) if before else None
+            resolved[parent_id] = (lost_line, entries[before - 1]) if lost_line is not None and before else None
         found = resolved[parent_id]
         if found is not None:
             orphans.setdefault(found[0], []).append((entry, parent_id))

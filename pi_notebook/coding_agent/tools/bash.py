@@ -83,6 +83,7 @@ def create_bash_tool(cwd: str | os.PathLike[str]) -> AgentTool:
             on_progress=progress if on_update is not None else None,
         )
         if result.timed_out:
+            assert timeout is not None  # only a run given a timeout times out
             text, _ = format_shell_output(result, empty_text="")
             raise ToolError(_with_status(text, f"Command timed out after {js_number(timeout)} seconds"))
         if result.cancelled:

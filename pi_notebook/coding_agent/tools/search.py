@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,7 +175,7 @@ def _walk(
 
 
 def listing_result(
-    lines: list[str], notices: list[tuple[str, str, Any]], after: list[tuple[str, str, Any]] = ()
+    lines: list[str], notices: list[tuple[str, str, Any]], after: Sequence[tuple[str, str, Any]] = ()
 ) -> AgentToolResult:
     """The result of find / grep / ls: the lines cut at Pi's byte limit, then the notices in ``[... . ...]``.
 

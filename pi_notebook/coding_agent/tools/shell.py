@@ -254,7 +254,12 @@ async def _wait_exit(proc: subprocess.Popen[bytes]) -> int:
     if pidfd is not None:
         # Linux: the pidfd becomes readable the moment the process exits.
         ready: asyncio.Future[None] = loop.create_future()
-        loop.add_reader(pidfd, lambda: ready.done() or ready.set_result(None))
+
+        def exited() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(pidfd, exited)
         try:
             await ready
         finally:
