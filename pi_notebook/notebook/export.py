@@ -37,7 +37,7 @@ from ..agent_core import as_agent_message
 from ..ai import AssistantMessage
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
-from ..coding_agent.session_entries import SessionEntry
+from ..coding_agent.session_entries import LabelEntry, SessionEntry
 from .inspector import InspectorWidget
 from .render import messages_mimebundle
 from .widgets import STATIC, messages_of, show
@@ -395,8 +395,9 @@ def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = Fal
             out.import_entries(_entry_json(e) for e in entries)
             if tree:
                 return
-            # Labels written off the branch still name its entries: carry them over, as Pi's fork does.
-            labelled = {e.target_id: e.label for e in entries if e.type == "label"}
+            # Labels written off the branch still name its entries: carry them over, as Pi's fork does. (A label
+            # entry that did not validate is an UnknownEntry, copied as written: it labels nothing.)
+            labelled = {e.target_id: e.label for e in entries if isinstance(e, LabelEntry)}
             for entry in entries:
                 label = file.get_label(entry.id) if entry.type != "label" else None
                 if label and labelled.get(entry.id) != label:

@@ -17,6 +17,7 @@ import pi_notebook
 from pi_notebook.agent_core import to_pi_json
 from pi_notebook.ai import UserMessage, faux
 from pi_notebook.coding_agent.session import SessionFile
+from pi_notebook.coding_agent.session_entries import SessionWarning
 from pi_notebook.notebook import export
 from pi_notebook.notebook.export import ExportError, export_jsonl, export_session, script_json
 from tests.reliability.test_xss_fallbacks import CORPUS, markdown_problems, role_messages, scan
@@ -175,6 +176,23 @@ def test_pis_own_session_files_export_and_reopen_the_same(fixture, tmp_path, rec
                 assert {i: copy.get_label(i) for i in labels} == labels
                 if tree:
                     assert len(copy.entries) == len(source.entries)
+
+
+def test_a_label_entry_that_does_not_validate_is_copied_as_written(tmp_path):
+    # Such an entry loads as an UnknownEntry whose type is still "label": the branch export carried labels over
+    # by that type and failed on the entry's missing target_id.
+    lines = [
+        {"type": "session", "version": 3, "id": "9d1f0c3e-0000-4000-8000-000000000001", "cwd": str(tmp_path)},
+        {"type": "message", "id": "aaaaaaaa", "parentId": None, "message": {"role": "user", "content": "Hi."}},
+        {"type": "label", "id": "bbbbbbbb", "parentId": "aaaaaaaa", "label": "no target"},
+        {"type": "label", "id": "cccccccc", "parentId": "bbbbbbbb", "targetId": "aaaaaaaa", "label": "start"},
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    with pytest.warns(SessionWarning, match="invalid 'label' entry"), SessionFile.open(tmp_path / "s.jsonl") as source:
+        path = export_jsonl(source, tmp_path / "branch.jsonl")
+    with pytest.warns(SessionWarning, match="invalid 'label' entry"), SessionFile.open(path, readonly=True) as copy:
+        assert [e.to_pi_json() for e in copy.entries] == lines[1:]
+        assert copy.get_label("aaaaaaaa") == "start"
 
 
 def test_messages_export_as_a_new_session(tmp_path):
