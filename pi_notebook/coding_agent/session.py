@@ -362,7 +362,7 @@ class SessionFile:
             leaf_id = self._leaf_id
         if leaf_id is None:
             return SessionContext()
-        leaf = self._by_id.get(leaf_id) or (self._entries[-1] if self._entries else None)  # type: ignore[arg-type]
+        leaf = self._by_id.get(leaf_id) or (self._entries[-1] if self._entries else None)
         return context_at(leaf, self._by_id)
 
     def get_tree(self) -> list[SessionTreeNode]:

@@ -200,7 +200,7 @@ def _assistant(m: AssistantMessage, streaming: bool) -> Form:
     parts: list[Part] = []
     for block in m.content:
         if isinstance(block, ThinkingContent):
-            parts.append(Thinking(block.thinking, block.redacted))
+            parts.append(Thinking(block.thinking, bool(block.redacted)))
         elif isinstance(block, TextContent):
             parts.append(Prose(block.text))
         elif isinstance(block, ToolCall):
@@ -221,7 +221,7 @@ _MASKED_MARK = "secrets masked"
 
 
 def _tool_result(m: ToolResultMessage) -> Form:
-    marks = ("✗ error",) if m.is_error else ()
+    marks: tuple[str, ...] = ("✗ error",) if m.is_error else ()
     marks += (_MASKED_MARK,) if any(has_masked(getattr(block, "text", None)) for block in m.content) else ()
     parts = [Line(_image_label(b)) if isinstance(b, ImageContent) else Block(b.text) for b in m.content]
     return Form("toolResult", Header("Tool result", m.tool_name, marks), tuple(parts or [Line("(no output)")]))

@@ -265,17 +265,22 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     version = registry_version()  # read before converting: a registration meanwhile makes these rows stale
     if not stepwise:
         staged = transformed
-        trace = trace_boundary(typed, None if staged is None else lambda _messages: staged, call.convert)
-        notes += [] if trace.aligned else ["convert_to_llm does not convert message by message: rows are approximate"]
-        result = Trace(typed, False, [], trace.llm_messages, trace.total_tokens, trace.aligned, len(typed), notes)
+        whole = trace_boundary(typed, None if staged is None else lambda _messages: staged, call.convert)
+        notes += [] if whole.aligned else ["convert_to_llm does not convert message by message: rows are approximate"]
+        result = Trace(typed, False, [], whole.llm_messages, whole.total_tokens, whole.aligned, len(typed), notes)
         result.version, result.covered = version, src.covered
-        result.add_rows([row.to_json() for row in trace.rows])
+        result.add_rows([row.to_json() for row in whole.rows])
         return result
     # Only the new messages are traced when nothing else changed: the same converters (registry), Pi's boundary
     # before and now, and the old history a prefix of the new one.
-    grew = before is not None and before.stepwise and before.version == version and len(typed) >= len(before.messages)
-    grew = grew and all(a is b for a, b in zip(before.messages, typed, strict=False))  # type: ignore[union-attr]
-    trace = before.extended(typed) if grew else Trace(typed, True, version=version)  # type: ignore[union-attr]
+    grew = (
+        before is not None
+        and before.stepwise
+        and before.version == version
+        and len(typed) >= len(before.messages)
+        and all(a is b for a, b in zip(before.messages, typed, strict=False))
+    )
+    trace = before.extended(typed) if before is not None and grew else Trace(typed, True, version=version)
     trace.covered = src.covered
     trace.notes = notes + [CONVERTER_FAILED] * bool(trace.errors)
     remaining = len(typed) - trace.done

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
@@ -22,6 +22,9 @@ from ..coding_agent.run_policy import THINKING_LEVELS, parse_tools
 from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
 from .runner import Interrupted
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 # Leading ``--timeout S`` / ``--timeout=S`` (and an optional ``--`` ending the options), then the command.
 _BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
@@ -131,7 +134,9 @@ class _RunView:
 class PiMagics(Magics):
     """Magics bound to the kernel's :class:`~pi_notebook.notebook.kernel.NotebookSession`."""
 
-    def __init__(self, shell: Any, session_getter: Any):
+    shell: InteractiveShell  # given to __init__ (IPython's Magics allows none, for a class not registered yet)
+
+    def __init__(self, shell: InteractiveShell, session_getter: Any):
         super().__init__(shell)
         self._session = session_getter
 

@@ -101,7 +101,9 @@ def _unsafe_destination(text: str, start: int) -> bool:
     changes (mistune decodes a URL twice, a browser once more) and backslash escapes removed, so
     ``&#106;avascript:`` and ``javascript\\:`` count; so does a start too long to tell."""
     for size in _CHECKED:
-        dest = _TOKEN.match(text[start : start + size + 1])[0]  # one character more tells it goes on
+        token = _TOKEN.match(text[start : start + size + 1])  # one character more tells it goes on
+        assert token is not None  # `*`: it matches, if only the empty string
+        dest = token[0]
         scheme = _scheme_of(dest[:size], len(dest) > size)
         if scheme is not None:
             return bool(scheme) and scheme not in _SAFE_SCHEMES

@@ -12,7 +12,7 @@ import concurrent.futures
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -38,11 +38,11 @@ class BackgroundLoop:
     def loop(self) -> asyncio.AbstractEventLoop:
         return self._loop
 
-    def submit(self, coro: Awaitable[T]) -> concurrent.futures.Future[T]:
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop; the returned future is thread-safe."""
         import asyncio
 
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def close(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -67,7 +67,7 @@ class Interrupted(Exception):
 
 
 def run_blocking(
-    make: Callable[[Callable[[Any], None]], Awaitable[T]],
+    make: Callable[[Callable[[Any], None]], Coroutine[Any, Any, T]],
     *,
     on_event: Callable[[Any], None] | None = None,
     on_interrupt: Callable[[concurrent.futures.Future[Any]], None] | None = None,

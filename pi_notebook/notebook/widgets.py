@@ -191,7 +191,7 @@ class LiveWidget(anywidget.AnyWidget):
         front end keeps the last state; the saved notebook keeps it too. Nothing can change it after this."""
         for widget in (self, getattr(self, "layout", None)):
             channel = getattr(widget, "comm", None)
-            if channel is None:
+            if widget is None or channel is None:
                 continue
             _ipywidget._instances.pop(channel.comm_id, None)
             channel.publish_msg = lambda *args, **kwargs: None  # closed here only: the page keeps its model
@@ -395,7 +395,8 @@ class TranscriptWidget(LiveWidget):
             if streaming is not _UNSET:
                 value = None if streaming is None else to_pi_json(streaming)
                 if value != self.streaming:
-                    self.streaming = value
+                    # traitlets types a Dict trait as a dict even with allow_none=True
+                    self.streaming = value  # type: ignore[assignment]
 
     def _send_delta(self, data: Any, levels: Any, streaming: Any) -> None:
         """Set the traits quietly and send the front end only the difference: the messages from the first one
