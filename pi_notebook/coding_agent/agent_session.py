@@ -109,6 +109,7 @@ class AgentSession:
         self._running = False  # a run is streaming: what is recorded now joins the history after it (Pi's rule)
         self._listener: Callable[[Any], Any] | None = None  # the current run's on_event
         self.pipeline: ContextPipeline | None = None
+        self._preview_pipeline: ContextPipeline | None = None  # the last preview's, when the runs' did not suit
         self._choices: dict[str, Any] = {}  # the last run's own choices: the next preview's
         self._notices: list[str] = []  # said during a run, recorded after it
         self._change_listeners: list[Callable[[], Any]] = []
@@ -277,9 +278,10 @@ class AgentSession:
         if fn is not None and not callable(fn):
             raise TypeError(f"transform_context must be callable or None, not {type(fn).__name__}")
         self._transform = fn
-        if self.pipeline is not None:
-            self.pipeline.user = fn
-        elif self._agent is not None:
+        for pipeline in (self.pipeline, self._preview_pipeline):
+            if pipeline is not None:
+                pipeline.user = fn
+        if self.pipeline is None and self._agent is not None:
             self._agent.transform_context = fn
         self._changed()
 
@@ -303,19 +305,24 @@ class AgentSession:
         return self.plan_run(**self._choices)
 
     def _pipeline_for(self, plan: RunPlan, *, keep: bool) -> ContextPipeline:
-        """The session's pipeline if it suits ``plan`` (compaction state is kept across runs), else a new one
-        (stored when ``keep``: a run's; a preview's is thrown away)."""
+        """The session's pipeline if it suits ``plan`` (compaction state is kept across runs), else a new one: a
+        run's becomes the session's (``keep``); a preview's is kept aside for the next preview, so a view that
+        previews after every change does not start afresh (nothing in it has acted: a run may adopt it)."""
         from .context_pipeline import ContextPipeline
 
         settings = self.compaction_settings(plan.model)
-        if self.pipeline is not None and self.pipeline.fits(plan.model, settings):
-            return self.pipeline
-        pipeline = ContextPipeline(
-            plan.model, settings, small=plan.small, user=self._transform, on_compaction=self._on_compaction,
-            on_oversized=self._on_oversized, previous_details=self._last_details(),
-        )  # fmt: skip
+        for pipeline in (self.pipeline, self._preview_pipeline):
+            if pipeline is not None and pipeline.fits(plan.model, settings) and pipeline.small == plan.small:
+                break
+        else:
+            pipeline = ContextPipeline(
+                plan.model, settings, small=plan.small, user=self._transform, on_compaction=self._on_compaction,
+                on_oversized=self._on_oversized, previous_details=self._last_details(),
+            )  # fmt: skip
         if keep:
             self.pipeline = pipeline
+        elif pipeline is not self.pipeline:
+            self._preview_pipeline = pipeline
         return pipeline
 
     def _configure(self, agent: Agent, plan: RunPlan, pipeline: ContextPipeline) -> None:
@@ -544,7 +551,7 @@ class AgentSession:
             self.writer.unsaved.extend(carried)
             self.writer.retry()
         self.branches = BranchPlanner(file)
-        self.pipeline = None  # another conversation: its own compaction state
+        self.pipeline = self._preview_pipeline = None  # another conversation: its own compaction state
         self.reload()
         self._recover()
 

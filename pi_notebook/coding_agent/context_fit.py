@@ -95,14 +95,24 @@ def fit_message(message: Any, limit_tokens: int, why: str) -> Any:
     return message
 
 
-def fit_messages(messages: Sequence[Any], context_window: int) -> tuple[list[Any], list[Oversized]]:
-    """``messages`` with every message over ``MESSAGE_SHARE`` of the window cut to fit, and which ones were."""
+def fit_messages(
+    messages: Sequence[Any], context_window: int, sizes: dict[int, tuple[Any, int]] | None = None
+) -> tuple[list[Any], list[Oversized]]:
+    """``messages`` with every message over ``MESSAGE_SHARE`` of the window cut to fit, and which ones were.
+    ``sizes`` (``id(message)`` → (message, its estimate)) spares estimating a message seen before: it is updated
+    to hold the messages of this call only."""
     limit = max(256, math.floor(context_window * MESSAGE_SHARE))
     why = f"this message is larger than the model's {context_window:,}-token context window allows"
     out, oversized = [], []
+    known = dict(sizes) if sizes is not None else {}
+    if sizes is not None:
+        sizes.clear()
     for index, message in enumerate(messages):
         m = as_agent_message(message)
-        tokens = estimate_tokens(m)
+        hit = known.get(id(m))
+        tokens = hit[1] if hit is not None and hit[0] is m else estimate_tokens(m)
+        if sizes is not None:
+            sizes[id(m)] = (m, tokens)
         if tokens > limit and getattr(m, "role", "") not in ("assistant", "branchSummary", "compactionSummary"):
             oversized.append(Oversized(message, tokens, limit, context_window, index))
             out.append(fit_message(m, limit, why))
@@ -129,6 +139,9 @@ class ContextFitter:
         self.then = then
         self.on_oversized = on_oversized
         self._copies: dict[int, tuple[Any, Any]] = {}  # id(original) → (original, its cut copy)
+        # id(message) → (message, its size): a message is estimated once, as a stored message does not change
+        # (before every call and every preview, the whole history is fitted again).
+        self._sizes: dict[int, tuple[Any, int]] = {}
 
     def original_of(self, message: Any) -> Any:
         """The stored message behind a cut copy this fitter handed out (``message`` itself otherwise)."""
@@ -142,7 +155,7 @@ class ContextFitter:
         (a message already cut gets the copy the calls handed out)."""
         if self.latest_only:
             messages = latest_exchange(messages)
-        fitted, oversized = fit_messages(messages, self.model.context_window or 128_000)
+        fitted, oversized = fit_messages(messages, self.model.context_window or 128_000, self._sizes)
         for item in oversized:
             known = self._copies.get(id(item.message))
             if known is not None:
@@ -152,7 +165,7 @@ class ContextFitter:
     async def __call__(self, messages: Sequence[Any], signal: Any = None) -> list[Any]:
         if self.latest_only:
             messages = latest_exchange(messages)
-        fitted, oversized = fit_messages(messages, self.model.context_window or 128_000)
+        fitted, oversized = fit_messages(messages, self.model.context_window or 128_000, self._sizes)
         for item in oversized:
             key = id(item.message)
             if key not in self._copies:

@@ -74,6 +74,7 @@ class ContextPipeline:
     ):
         self.model = model
         self.settings = settings
+        self.small = small
         self.user = user
         """Your ``transform_context``, run first (``None``: none)."""
         self.fitter = ContextFitter(model, on_oversized=on_oversized, latest_only=small)
