@@ -30,7 +30,10 @@ from .compaction import CompactionSettings, Compactor, find_cut_point
 from .context_fit import ContextFitter
 from .messages import CompactionSummaryMessage
 
-__all__ = ["ContextPipeline", "PipelinePreview", "compaction_state", "overhead_tokens"]
+__all__ = ["COMPACTION_DUE", "ContextPipeline", "PipelinePreview", "compaction_state", "overhead_tokens"]
+
+COMPACTION_DUE = "the history passes the compaction threshold: the next LLM call compacts it first"
+"""What a preview says when the next call would compact first."""
 
 
 def _checked(out: Any) -> list[Any]:
@@ -111,7 +114,7 @@ class ContextPipeline:
         fitted = self.fitter.preview(staged)
         view = self.compactor.preview(fitted)
         due = self.compactor.due(fitted)
-        notes = ["the history passes the compaction threshold: the next LLM call compacts it first"] if due else []
+        notes = [COMPACTION_DUE] if due else []
         self.last_preview = PipelinePreview(staged, fitted, view, due, notes)
         return view
 

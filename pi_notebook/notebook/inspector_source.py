@@ -19,7 +19,7 @@ from ..agent_core import Agent, CallPreview, as_agent_message, convert_to_llm, r
 from ..ai import AssistantMessage, Model, get_model
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.compaction import CompactionSettings, Compactor
-from ..coding_agent.context_pipeline import ContextPipeline, compaction_state, overhead_tokens
+from ..coding_agent.context_pipeline import COMPACTION_DUE, ContextPipeline, compaction_state, overhead_tokens
 from ..coding_agent.messages import CompactionSummaryMessage
 from ..coding_agent.session import SessionFile
 from ..coding_agent.session_context import covered_by_summaries
@@ -69,7 +69,7 @@ def _agent_source(agent: Agent, messages: Sequence[Any] | None, notes: list[str]
     elif isinstance(stage, Compactor):
         compaction = compaction_state(call.messages, stage.model, stage.settings, stage)
         if stage.due(call.messages):
-            notes.append("the history passes the compaction threshold: the next LLM call compacts it first")
+            notes.append(COMPACTION_DUE)
     elif call.model is not None:  # an agent without compaction: where Pi's default settings would cut
         compaction = compaction_state(call.messages, call.model, CompactionSettings(enabled=False))
     system, tools = overhead_tokens(call.context)
