@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent_core import convert_to_llm, prepare_llm_messages
 from ..ai import Model, get_model
 from .branching import BranchPlanner, Fork
+from .masking import MaskedReply, SecretsMaskedWarning, mask_message, masked_names, masking_note, secrets_in_file
 from .messages import CustomMessage
 from .run_policy import RunPlan, SessionSettings, Settings, compaction_settings, plan_run, resolve_model
 from .session import SessionError, SessionFile
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # the loop, compaction, tools and asyncio load at the first r
     from .branch_summary import BranchSummary
     from .context_pipeline import ContextPipeline
     from .messages import BashExecutionMessage
+    from .secrets import SecretMasker
 
 NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
@@ -116,6 +119,8 @@ class AgentSession:
         self._held = 0
         self._change_pending = False
         self._transform: Any = None
+        self._run_masker: SecretMasker | None = None  # the secrets a run masks (asked once, when it starts)
+        self._masked_in: dict[str, set[str]] = {}  # where a run masked what: said once when it ends
         self.branches = BranchPlanner(file)
         self.reload()
         self._recover()
@@ -174,6 +179,8 @@ class AgentSession:
                     agent = Agent(None, system_prompt=self.settings.system_prompt)
                     agent.replace_messages(self._history)
                     agent.subscribe(self._on_event)
+                    provider_stream = agent.stream_fn
+                    agent.stream_fn = lambda *call: self._masked_stream(provider_stream, *call)
                     self._agent = agent
         return self._agent
 
@@ -214,11 +221,15 @@ class AgentSession:
         """Rebuild the agent's history from the session file at its leaf."""
         with self.writer.lock:
             context = self.file.build_session_context()  # types the messages of the context, and only those
-            self.writer.read_back(context.messages, context.entry_ids)
+            messages = list(context.messages)
+            masker = self.masker()
+            if secrets_in_file(self.file.path, masker):  # a file written before masking, or by Pi: not as stored
+                messages = [mask_message(m, masker)[0] for m in messages]
+            self.writer.read_back(messages, context.entry_ids)
             if self._agent is None:
-                self._history = list(context.messages)
+                self._history = messages
             else:
-                self._agent.replace_messages(context.messages)
+                self._agent.replace_messages(messages)
             self._context_model = context.model
             self._context_thinking = context.thinking_level
         self._changed()
@@ -227,7 +238,12 @@ class AgentSession:
         """Add any registered AgentMessage to the session (stored, shown, and sent per its converter), from any
         thread. While a run streams it joins the history when the run ends, as Pi queues it (a tool call and
         its result stay together), and waits in a journal meanwhile, so a crash does not lose it. A message the
-        file refuses stays in memory (:meth:`check_saved` says so)."""
+        file refuses stays in memory (:meth:`check_saved` says so). Known secrets in it are masked first."""
+        message, names = mask_message(message, self.masker())
+        if names and self._listener is not None:
+            self._masked_in.setdefault("a recorded message", set()).update(names)
+        elif names:
+            warnings.warn(masking_note({"the recorded message": set(names)}), SecretsMaskedWarning, stacklevel=2)
         with self.writer.lock:
             if self._running or self.is_streaming:
                 self.writer.defer(message)
@@ -424,6 +440,11 @@ class AgentSession:
         choices = {"model": model, **{k: v for k, v in choices.items() if v is not None}}
         plan = self.plan_run(prompt=text, **choices)
         self._listener = on_event
+        self._masked_in = {}
+        self._run_masker = self.masker()
+        masked_text, hit = self._run_masker.mask(text) if self._run_masker else (text, False)
+        if hit:
+            self._masked_in["the prompt"] = set(masked_names(text, masked_text))
         unsubscribe = self.agent.subscribe(on_event) if on_event is not None else None
         try:
             await self._start_run(plan, anchor)
@@ -433,19 +454,24 @@ class AgentSession:
             with self.writer.lock:
                 self._running = True
             try:
-                await run_with_recovery(self.agent, lambda: self.agent.prompt(text), compactor=self.compactor)
+                await run_with_recovery(self.agent, lambda: self.agent.prompt(masked_text), compactor=self.compactor)
             finally:
                 with self.writer.lock:
                     self._running = False
                     self._release_deferred()
         finally:
-            self._listener = None
+            self._run_masker = None
             if unsubscribe is not None:
                 unsubscribe()
-        for notice in self._run_notices():
-            self.record(notice)  # the run is over: written to the session at once (record() reports the change)
-            if on_event is not None:
-                on_event(MessageEndEvent(notice))
+        try:
+            for notice in self._run_notices():
+                self.record(notice)  # the run is over: written at once (record() reports the change)
+                if on_event is not None:
+                    on_event(MessageEndEvent(notice))
+            if self._masked_in:
+                self._say(masking_note(self._masked_in))
+        finally:
+            self._listener = None
         self._changed()
         return self.messages[start:]
 
@@ -483,6 +509,23 @@ class AgentSession:
             except BranchSummaryError as e:
                 self._say(f"{e}; the branch summary was written without a model")
         return describe_branch(fork.abandoned, fork.details)
+
+    def masker(self) -> SecretMasker | None:
+        """The secrets masked now: those the environment holds (:func:`~.secrets.known_secrets`); ``None`` when
+        masking is off (``mask_secrets=False``) or no secret is known."""
+        if not self.settings.mask_secrets:
+            return None
+        from .secrets import SecretMasker
+
+        return SecretMasker.from_environment() or None
+
+    def _masked_stream(self, provider_stream: Callable[..., Any], *call: Any) -> Any:
+        """The provider's stream of one call, its replies masked (:class:`~.masking.MaskedReply`)."""
+        inner = provider_stream(*call)
+        masker = self._run_masker if self._running else self.masker()
+        if not masker:
+            return inner
+        return MaskedReply(inner, masker, lambda names: self._masked_in.setdefault("a reply", set()).update(names))
 
     def _say(self, text: str) -> None:
         if self._listener is not None:

@@ -94,6 +94,10 @@ class SecretMasker:
     def __bool__(self) -> bool:
         return bool(self._forms)
 
+    def forms(self) -> list[bytes]:
+        """Every form a secret is masked in, as UTF-8 bytes (to look for them in a file)."""
+        return [form.encode("utf-8", "surrogatepass") for form in self._forms]
+
     @property
     def longest(self) -> int:
         """Length of the longest form a secret is masked in (0 without secrets)."""
@@ -146,8 +150,8 @@ class SecretMasker:
 
         A quick binary scan comes first, so a large file without secrets is only read. The rewrite goes line
         by line: a secret that spans lines is not found here."""
-        forms = [form.encode() for form in self._forms]
-        if not forms or not _file_contains(path, forms):
+        forms = self.forms()
+        if not forms or not file_contains(path, forms):
             return False
         temporary = f"{os.fspath(path)}.masking"
         masked = False
@@ -163,7 +167,8 @@ class SecretMasker:
         return masked
 
 
-def _file_contains(path: str | os.PathLike[str], forms: list[bytes]) -> bool:
+def file_contains(path: str | os.PathLike[str], forms: list[bytes]) -> bool:
+    """Whether the file holds any of ``forms`` (read in 1 MiB chunks, a form across two chunks included)."""
     overlap = max(len(f) for f in forms) - 1
     tail = b""
     with open(path, "rb") as file:

@@ -61,6 +61,7 @@ class SessionWriter:
         """Messages recorded while a run streamed; they join the history when it ends."""
         self.error: BaseException | None = None
         """The last write error, while :attr:`unsaved` is not empty."""
+        self._journal_pending = False  # the journal holds messages: removed once they are all in the file
 
     # --- writing ------------------------------------------------------------------------------------------
 
@@ -90,7 +91,16 @@ class SessionWriter:
                 if not isinstance(item, _Entry):
                     self.entry_ids[id(item)] = entry.id
             self.error = None
+            if self._journal_pending and not self.deferred:  # all it held is in the file now
+                self._drop_journal()
             return True
+
+    def _drop_journal(self) -> None:
+        try:
+            journal_path(self.file.path).unlink(missing_ok=True)
+        except OSError:
+            return  # (kept: the next kernel skips what the file already holds)
+        self._journal_pending = False
 
     def _append(self, message: Any) -> Any:
         """Write a message as Pi does: ``custom`` messages as ``custom_message`` entries, the rest as ``message``."""
@@ -149,6 +159,7 @@ class SessionWriter:
         """Hold ``message`` until the run ends; journal it at once so that a crash does not lose it."""
         with self.lock:
             self.deferred.append(message)
+            self._journal_pending = True
             try:
                 with open(journal_path(self.file.path), "a", encoding="utf-8") as journal:
                     journal.write(json.dumps(to_pi_json(message), ensure_ascii=False) + "\n")
@@ -162,13 +173,13 @@ class SessionWriter:
         with self.lock:
             released, self.deferred = self.deferred, []
             for message in released:
-                self.write(message)
-            if not self.unsaved:
-                journal_path(self.file.path).unlink(missing_ok=True)
+                self.write(message)  # the last write that empties the backlog drops the journal
             return released
 
     def recover(self) -> list[Any]:
-        """Messages a previous kernel deferred and never wrote (it crashed mid-run): written now, returned."""
+        """Messages a previous kernel deferred and never wrote (it crashed mid-run): written now, returned. Those
+        the file already holds (the kernel wrote them, then died before removing the journal, or a backlog was
+        written after the run) are not written again."""
         journal = journal_path(self.file.path)
         try:
             lines = journal.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -180,6 +191,32 @@ class SessionWriter:
                 recovered.append(from_pi_json(json.loads(line)))
             except (ValueError, TypeError):
                 continue  # a line cut by the crash: only it is lost
+        written = {_fingerprint(m) for m in _file_messages(self.file)}
+        recovered = [m for m in recovered if _fingerprint(m) not in written]
         with self.lock:
+            self._journal_pending = True
             self.deferred = recovered + self.deferred
-            return self.release()
+            released = self.release()
+            if not self.unsaved and not self.deferred:
+                self._drop_journal()
+            return released
+
+
+def _file_messages(file: SessionFile) -> list[Any]:
+    """Every message the file holds as a message or custom_message entry, on any branch."""
+    out: list[Any] = []
+    for entry in file.entries:
+        if isinstance(entry, SessionMessageEntry):
+            out.append(entry.message)
+        elif isinstance(entry, CustomMessageEntry):
+            out.append(entry)
+    return out
+
+
+def _fingerprint(item: Any) -> str:
+    """What identifies a recorded message across a restart: its Pi JSON (a custom message: its type, content,
+    display and details, which is what its entry keeps)."""
+    if not isinstance(item, (CustomMessageEntry, CustomMessage)):
+        return json.dumps(to_pi_json(item), sort_keys=True, default=str)
+    fields = [item.custom_type, item.content, item.display is not False, item.details]
+    return json.dumps(["custom", *fields], sort_keys=True, default=str)

@@ -11,6 +11,7 @@ import { badge, doc, fmtCost, fmtInt, fmtTime, h, idPart, jsonBlock, nextFrame, 
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
 import { announceState } from "./snapshot.js";
 import { markdown } from "./markdown.js";
+import { maskedBadge, maskedIn } from "./renderers/masked.js";
 import { getRenderer, registerRenderer } from "./registry.js";
 import { fallbackRenderer } from "./renderers/index.js";
 import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
@@ -551,6 +552,8 @@ class TranscriptView {
         this.renderFailure(body, x, message, `${custom} for role "${role}" failed: ${err?.message ?? err}`);
       }
     }
+    // One badge for every role, custom renderers' included: a known secret was masked in this message.
+    if (isObj && !article.querySelector("[data-badge=masked]") && maskedIn(message)) badges.appendChild(maskedBadge(x));
     return article;
   }
 

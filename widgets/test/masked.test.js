@@ -32,4 +32,24 @@ describe("secrets masked badge", () => {
     assert.equal(maskedResult.querySelector("[data-badge=masked]").textContent, "secrets masked");
     assert.equal(plainResult.querySelector("[data-badge=masked]"), null);
   });
+
+  test("every role holding [masked: NAME] is badged once: a prompt, a reply, an error, a custom message", async () => {
+    const reply = (content, extra = {}) => ({
+      role: "assistant", content, api: "faux", provider: "faux", model: "m", stopReason: "stop", timestamp: 3,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { total: 0 } }, ...extra,
+    });
+    const [prompt, answer, failed, custom, shell, clean] = await show([
+      { role: "user", content: [{ type: "text", text: "Use [masked: GH_TOKEN] for it." }], timestamp: 1 },
+      reply([{ type: "text", text: "Your token is [masked: GH_TOKEN]." }]),
+      reply([], { stopReason: "error", errorMessage: "401: bad token [masked: GH_TOKEN]" }),
+      { role: "custom", customType: "note", content: "token=[masked: GH_TOKEN]", display: true, timestamp: 4 },
+      { role: "bashExecution", command: "env", output: "T=[masked: GH_TOKEN]", exitCode: 0, cancelled: false,
+        truncated: false, timestamp: 5 },
+      { role: "user", content: [{ type: "text", text: "no secret here" }], timestamp: 6 },
+    ]);
+    for (const el of [prompt, answer, failed, custom, shell]) {
+      assert.equal(el.querySelectorAll("[data-badge=masked]").length, 1, el.dataset.role);
+    }
+    assert.equal(clean.querySelector("[data-badge=masked]"), null);
+  });
 });
