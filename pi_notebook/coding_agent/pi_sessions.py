@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ai.jstext import js_trim
 from .session import SessionFile, iso_now
 from .session_entries import SessionMessageEntry, SessionWarning, parse_iso_ms
 
@@ -175,7 +176,8 @@ class PiSessionInfo:
     cwd: str
     """The working directory in the header (``""`` if absent)."""
     name: str | None
-    """The name of the latest ``session_info`` entry, trimmed; ``None`` if absent or empty."""
+    """The name of the latest ``session_info`` entry, trimmed for display (JS ``trim``); ``None`` if absent or
+    empty. (:attr:`SessionFile.session_name` gives it as written.)"""
     created: str | None
     """The header's ISO timestamp."""
     modified: float
@@ -231,10 +233,11 @@ def _activity_ms(entry: Any) -> float | None:
 
 
 def _name(entry: Any) -> str | None:
-    """The name a ``session_info`` entry sets: the latest wins, and an empty one clears it (as Pi 0.73 reads it;
-    0.58 kept the previous name)."""
+    """The name a ``session_info`` entry sets, trimmed for the list (JS ``trim``, as Pi's list does; the session
+    keeps it as written): the latest wins, and an empty one clears it (as Pi 0.73 reads it; 0.58 kept the
+    previous name)."""
     value = entry.get("name") if isinstance(entry, dict) else None
-    return value.strip() or None if isinstance(value, str) else None
+    return js_trim(value) or None if isinstance(value, str) else None
 
 
 @dataclass

@@ -345,10 +345,11 @@ class SessionFile:
 
     @property
     def session_name(self) -> str | None:
-        """The name of the latest ``session_info`` entry whose name is not empty, trimmed."""
+        """The name of the latest ``session_info`` entry whose name is not empty, as written (Pi's
+        ``getSessionName``: :meth:`append_session_info` trims, a name read from a file stays as it is)."""
         for entry in reversed(self._entries):
-            if isinstance(entry, SessionInfoEntry) and entry.name and js_trim(entry.name):
-                return js_trim(entry.name)
+            if isinstance(entry, SessionInfoEntry) and entry.name:
+                return entry.name
         return None
 
     def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:

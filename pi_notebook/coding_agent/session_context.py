@@ -30,7 +30,7 @@ from .session_entries import (
     SessionMessageEntry,
     SessionWarning,
     ThinkingLevelChangeEntry,
-    parse_iso_ms,
+    entry_time_ms,
 )
 
 
@@ -175,7 +175,7 @@ def _context_of(path: list[Any]) -> SessionContext:
     if compaction_at >= 0:  # the last compaction wins: its summary, then what it kept, then what follows it
         compaction = path[compaction_at]
         summary = {"summary": compaction.summary, "tokensBefore": compaction.tokens_before}
-        ctx.messages.append(_dated(CompactionSummaryMessage, summary, compaction.timestamp))
+        ctx.messages.append(_dated(CompactionSummaryMessage, summary, compaction))
         ctx.entry_ids.append(compaction.id)
         first_kept = compaction.first_kept_entry_id  # (ids on a path are unique: the last match is the first)
         kept = next((i for i in range(compaction_at - 1, -1, -1) if path[i].id == first_kept), compaction_at)
@@ -203,13 +203,15 @@ def _emit(entry: Any, out: list[Any]) -> None:
     if isinstance(entry, SessionMessageEntry):
         out.append(entry.message)
     elif isinstance(entry, CustomMessageEntry):
-        fields = {"customType": entry.custom_type, "content": entry.content, "display": entry.display}
+        fields: dict[str, Any] = {"customType": entry.custom_type, "content": entry.content}
+        if entry.display is not None:  # absent (or null): the message's default, shown (Pi's has no key)
+            fields["display"] = entry.display
         if entry.details is not None or "details" in entry._explicit_nulls:
             fields["details"] = entry.details
-        out.append(_dated(CustomMessage, fields, entry.timestamp))
+        out.append(_dated(CustomMessage, fields, entry))
     elif isinstance(entry, BranchSummaryEntry) and entry.summary:
         summary = {"summary": entry.summary, "fromId": entry.from_id}
-        out.append(_dated(BranchSummaryMessage, summary, entry.timestamp))
+        out.append(_dated(BranchSummaryMessage, summary, entry))
 
 
 def entry_messages(entries: list[Any]) -> list[Any]:
@@ -219,7 +221,7 @@ def entry_messages(entries: list[Any]) -> list[Any]:
     for entry in entries:
         if isinstance(entry, CompactionEntry):
             summary = {"summary": entry.summary, "tokensBefore": entry.tokens_before}
-            out.append(_dated(CompactionSummaryMessage, summary, entry.timestamp))
+            out.append(_dated(CompactionSummaryMessage, summary, entry))
         else:
             _emit(entry, out)
     return out
@@ -237,13 +239,14 @@ def nested_details(entries: list[Any]) -> dict[str, list[str]]:
     return merged
 
 
-def _dated(cls: Any, fields: dict[str, Any], iso: Any) -> Any:
-    """A message built from an entry, its timestamp = ``Date.parse(entry.timestamp)`` (``null`` for NaN).
+def _dated(cls: Any, fields: dict[str, Any], entry: Any) -> Any:
+    """A message built from ``entry``, its timestamp = ``new Date(entry.timestamp).getTime()`` (``null`` for NaN),
+    as Pi dates it: an ISO string parsed, a number as milliseconds (:func:`entry_time_ms`).
 
     If the entry's fields do not make a valid message, an :class:`OpaqueMessage` (kept, never sent) and a
     warning: a damaged field costs that message, not the context.
     """
-    ms = parse_iso_ms(iso)
+    ms = entry_time_ms(entry)
     try:
         message = cls.model_validate({**fields, "timestamp": 0 if ms is None else ms})
     except ValidationError as e:
@@ -294,7 +297,7 @@ def build_tree(entries: list[Any], labels: dict[str, str]) -> list[SessionTreeNo
 
 
 def _time_key(node: SessionTreeNode) -> float:
-    ms = parse_iso_ms(node.entry.timestamp)
+    ms = entry_time_ms(node.entry)  # (an ISO string or a number, as Pi's getTree compares them)
     return float("inf") if ms is None else ms
 
 

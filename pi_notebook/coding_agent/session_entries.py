@@ -95,6 +95,38 @@ def _local_wall_to_utc_ms(wall_ms: int) -> int:
         return wall_ms  # outside what the OS can convert: read it as UTC
 
 
+def js_date_ms(value: Any) -> int | None:
+    """JS ``new Date(value).getTime()`` for a JSON value: Unix milliseconds, or ``None`` where JS gives ``NaN``.
+
+    How Pi reads an entry's ``timestamp``, whatever it holds: a string as :func:`parse_iso_ms`; a number as
+    milliseconds, cut toward zero, ``NaN`` beyond a JS Date's range (±8.64e15); ``true``/``false`` as 1/0; JSON
+    ``null`` as 0. An array or object gives ``None`` (JS would parse its text: ``[1]`` is a date; left out).
+    """
+    if isinstance(value, str):
+        return parse_iso_ms(value)
+    if value is None or isinstance(value, bool):
+        return int(bool(value))
+    if isinstance(value, int):
+        return value if abs(value) <= _MAX_TIME_MS else None
+    if isinstance(value, float):
+        return int(value) if abs(value) <= _MAX_TIME_MS else None  # (NaN and infinities compare False)
+    return None
+
+
+def entry_time_ms(entry: Any) -> int | None:
+    """When Pi reads ``entry`` as written (``new Date(entry.timestamp).getTime()``): what a summary or custom message
+    built from it is dated, and what orders siblings in the tree. ``None`` for ``NaN``, and for no timestamp.
+
+    An explicit ``null`` is 0 on the typed entries; a message entry's ``null`` reads as absent (only the tree's
+    order of siblings uses it).
+    """
+    stamp = entry.timestamp
+    if stamp is None:
+        explicit = isinstance(entry, PiModel) and entry.__dict__.get("timestamp", 0) is None
+        return 0 if explicit else None
+    return js_date_ms(stamp)
+
+
 def new_entry_id(taken: Iterable[str] | Any) -> str:
     """8 hex characters of a random UUID, redrawn while ``taken`` contains it (Pi's ``generateId``)."""
     for _ in range(100):
@@ -185,8 +217,10 @@ class _EntryBase(PiModel):
     """Entry id, 8 hex characters, unique in the file."""
     parent_id: str | None = None
     """Id of the parent entry; ``None`` (JSON ``null``) for a root."""
-    timestamp: str | None = None
-    """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
+    timestamp: Any = None
+    """When the entry was written, ISO-8601 (``toISOString``) as Pi writes it. Any other value is kept as written
+    (Pi reads such an entry too: a number as milliseconds, see :func:`entry_time_ms`); absent only in hand-made
+    files."""
 
     def to_pi_json(self) -> dict[str, Any]:
         """The entry as Pi's JSON, keys in the order Pi writes them (``id``/``parentId`` as the file has them)."""
@@ -218,8 +252,9 @@ class SessionMessageEntry:
     """Entry id, 8 hex characters, unique in the file."""
     parent_id: str | None
     """Id of the parent entry; ``None`` (JSON ``null``) for a root."""
-    timestamp: str | None
-    """When the entry was written, ISO-8601 (``toISOString``); absent only in hand-made files."""
+    timestamp: Any
+    """When the entry was written, ISO-8601 (``toISOString``) as Pi writes it; any other value as written (see
+    :func:`entry_time_ms`); ``None`` when absent (only in hand-made files)."""
     role: Any
     """The message's ``role``, read without typing the message."""
     _line: bytes | dict[str, Any]
@@ -230,7 +265,7 @@ class SessionMessageEntry:
         self,
         id: str,
         parent_id: str | None,
-        timestamp: str | None,
+        timestamp: Any,
         role: Any,
         line: bytes | dict[str, Any],
         message: Any = None,
@@ -321,15 +356,13 @@ def intern_role(role: Any) -> Any:
 
 def message_entry_problem(data: dict[str, Any]) -> str | None:
     """Which fields keep ``data`` (an object with ``"type": "message"``) from being a message entry, as
-    ``"parentId"``, ``"timestamp"`` or ``"message"``; ``None`` if it is one."""
+    ``"parentId"`` or ``"message"``; ``None`` if it is one. (Any ``timestamp`` will do: Pi reads the entry.)"""
     bad = []
     if data.get("type") != "message":
         bad.append("type")
-    parent, stamp, message = data.get("parentId"), data.get("timestamp"), data.get("message")
+    parent, message = data.get("parentId"), data.get("message")
     if parent is not None and type(parent) is not str:
         bad.append("parentId")
-    if stamp is not None and type(stamp) is not str:
-        bad.append("timestamp")
     if not isinstance(message, dict) and not callable(getattr(message, "to_pi_json", None)):
         bad.append("message")
     return ", ".join(bad) if bad else None
@@ -420,8 +453,9 @@ class CustomMessageEntry(_EntryBase):
     """Id of the extension that wrote it."""
     content: str | list[Annotated[TextContent | ImageContent, Field(discriminator="type")]]
     """What the LLM reads: a string or text/image blocks."""
-    display: bool = True
-    """UI only: False hides it (it is still sent to the LLM)."""
+    display: bool | None = None
+    """UI only: False hides it (it is still sent to the LLM). Pi writes it always, but keeps it absent when an
+    extension leaves it out (undefined); then it stays absent here too, and this notebook shows the message."""
     details: Any = None
     """Extension metadata; never sent to the LLM."""
 
@@ -443,7 +477,8 @@ class SessionInfoEntry(_EntryBase):
     type: Literal["session_info"] = "session_info"
     """Entry tag, always ``"session_info"``."""
     name: str | None = None
-    """The session's display name (trimmed when written; ``""`` does not rename)."""
+    """The session's display name, as written (Pi trims a name when it writes one, another writer may not;
+    ``""`` does not rename)."""
 
 
 class UnknownEntry(PiModel):

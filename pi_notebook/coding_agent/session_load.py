@@ -243,12 +243,11 @@ def _read_entries(
     for line, value in values:
         if type(value) is dict and value.get("type") == "message":  # most lines: the fast path
             entry_id, message = value.get("id"), value.get("message")
-            parent_id, stamp = value.get("parentId"), value.get("timestamp")
+            parent_id, stamp = value.get("parentId"), value.get("timestamp")  # (any timestamp: Pi reads the entry)
             if (
                 type(entry_id) is str
                 and type(message) is dict
                 and (parent_id is None or type(parent_id) is str)
-                and (stamp is None or type(stamp) is str)
                 and entry_id not in by_id
             ):
                 parent = get(parent_id) if parent_id else None
