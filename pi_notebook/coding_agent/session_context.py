@@ -204,8 +204,9 @@ def _emit(entry: Any, out: list[Any]) -> None:
         out.append(entry.message)
     elif isinstance(entry, CustomMessageEntry):
         fields: dict[str, Any] = {"customType": entry.custom_type, "content": entry.content}
-        if entry.display is not None:  # absent (or null): the message's default, shown (Pi's has no key)
-            fields["display"] = entry.display
+        # Absent (or null): Pi's message has no `display`, which its UI and its export read as false: hidden, and
+        # still sent to the model. (The entry keeps it absent: it is written back as it was.)
+        fields["display"] = entry.display is True
         if entry.details is not None or "details" in entry._explicit_nulls:
             fields["details"] = entry.details
         out.append(_dated(CustomMessage, fields, entry))

@@ -36,11 +36,12 @@ LISTING: dict[str, dict[str, Any]] = json.loads((ODD / "listing.json").read_text
 
 
 def ours(expected: dict[str, Any]) -> dict[str, Any]:
-    """Pi's context as this loader gives it. One difference: a custom message built from an entry without
-    ``display`` has ``display: true`` here (a ``CustomMessage`` always has the key: this notebook shows such a
-    message), where Pi's has no ``display`` key. The entry itself is written back without one."""
+    """Pi's context as this loader gives it. A custom message built from an entry without ``display`` says
+    ``display: false`` here (a ``CustomMessage`` always has the key), where Pi's has none: both mean hidden in the
+    UI and sent to the model. The entry itself is written back without one."""
     messages = [
-        {**m, "display": True} if m.get("role") == "custom" and "display" not in m else m for m in expected["messages"]
+        {**m, "display": False} if m.get("role") == "custom" and "display" not in m else m
+        for m in expected["messages"]
     ]
     return {**expected, "messages": messages}
 
@@ -127,7 +128,8 @@ def test_a_missing_display_stays_missing(tmp_path: Path) -> None:
         first = next(e for e in session.entries if isinstance(e, CustomMessageEntry))
         assert first.display is None and "display" not in first.to_pi_json()
         message = session.build_session_context().messages[2]
-        assert message.role == "custom" and message.display is True  # shown, and sent as any custom message
+        # As Pi reads it: hidden in the UI (its TUI and export test `if (message.display)`), still sent.
+        assert message.role == "custom" and message.display is False
 
 
 def test_js_date_ms_reads_a_timestamp_as_new_date_does() -> None:
