@@ -34,9 +34,9 @@ Where Pi is wrong we are more correct (each deviation has a test in
 3. **Tool-result placeholder.** Pi sends ``(see attached image)`` for any result without text, even an
    empty one and one whose image the model cannot see. We say ``(no output)`` for an empty result and
    ``(tool image omitted: model does not support images)`` for an unseen image (the completions wording).
-4. **A thinking signature that is not a reasoning item** (not JSON, or not a JSON object) makes Pi throw
-   (``JSON.parse``), so the conversation can never be continued. We drop that block, as Pi drops thinking
-   without a signature.
+4. **A thinking signature that is not a reasoning item.** One that is not JSON makes Pi throw (``JSON.parse``),
+   so the conversation can never be continued; one that is JSON but not an object Pi sends as an input item,
+   which the API rejects. We drop that block, as Pi drops thinking without a signature.
 
 And ``repair=True`` (the default) runs the pre-pass with its repairs: a ``function_call_output`` whose call
 was in a dropped (errored or aborted) turn is not sent (the API rejects it: ``No tool call found for function
