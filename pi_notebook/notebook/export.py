@@ -5,15 +5,22 @@ tokens and cost, its system prompt and tools; then the messages with their tool 
 drawn by the notebook's own views: the transcript (every role, as in the notebook) and the inspector (its three
 panes, the provider switch and the filters). The built bundles (``static/``) are inlined and loaded as ES
 modules from ``blob:`` URLs, mounted over :file:`static_model.js` (an anywidget model without a kernel) with the
-widgets' state, computed here for every provider. So the page opens by double-click, offline, and fetches
-nothing. The session's content is data only: a JSON ``<script>`` whose ``<``, ``>``, ``&``, U+2028/2029 are
-escaped (no text can close it), drawn by the views' sanitising renderers; and the page's Content-Security-Policy
-lets run only its own boot script (by hash) and the ``blob:`` modules it makes, and load no URL, so even a
-sanitiser miss could neither run nor fetch anything. Custom renderers (:func:`~.widgets.register_renderer`) are
-kernel code, not exported: their roles are drawn by the default renderer.
+widgets' state, computed here for every provider (with the inspector's own functions, without making a widget:
+nothing goes to a front end). So the page opens by double-click, offline, and fetches nothing.
+
+The state holds each text once (:mod:`~.packed`): a message's text is in the transcript, in its inspector row
+and in every provider's request body, and the page carries it once and refers to it, so the page stays within a
+small constant of the session's size (at most 3× the session file, plus the views' code). It is written to the
+file piece by piece as it is made: the provider bodies are built and packed one at a time, and the page is never
+one string. The session's content is data only: a JSON ``<script>`` in which ``</`` and ``<!`` are escaped (no
+text can close it) and lone surrogates too (UTF-8 cannot hold them), drawn by the views' sanitising renderers;
+and the page's Content-Security-Policy lets run only its own boot script (by hash) and the ``blob:`` modules it
+makes, and load no URL, so even a sanitiser miss could neither run nor fetch anything. Custom renderers
+(:func:`~.widgets.register_renderer`) are kernel code, not exported: their roles are drawn by the default renderer.
 
 An existing file at the path is replaced, as Pi's ``/export`` does; every export is written to a temporary file
-beside it and renamed into place, so a failure leaves nothing half-written.
+beside it and renamed into place, so a failure leaves nothing half-written. Every export is UTF-8: a lone
+surrogate in the session is written as U+FFFD (in the page's data, as its ``\\uXXXX`` escape).
 """
 
 from __future__ import annotations
@@ -23,34 +30,35 @@ import hashlib
 import html
 import json
 import os
-import re
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import anywidget
-
 from ..agent_core import as_agent_message
-from ..ai import AssistantMessage
+from ..ai import AssistantMessage, get_model
+from ..ai.models import DEFAULT_ANTHROPIC_MODEL
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from ..coding_agent.session_entries import LabelEntry, SessionEntry
-from .inspector import InspectorWidget
+from .inspector_source import clean_body, reported_usage, request_key, retrace, source_of
+from .inspector_whatif import request_models, source_secrets
+from .packed import Packer, script_json, unpack
 from .render import messages_mimebundle
-from .widgets import STATIC, messages_of, show
+from .utf8 import utf8_text
+from .widgets import STATIC, messages_of, transcript_state
 
-__all__ = ["EXPORT_FORMATS", "ExportError", "export_html", "export_jsonl", "export_markdown", "export_session"]
+__all__ = [
+    "EXPORT_FORMATS", "ExportError", "export_html", "export_jsonl", "export_markdown", "export_session", "page_state",
+]  # fmt: skip
 
 EXPORT_FORMATS = (".html", ".jsonl", ".md")
 """The extensions :func:`export_session` knows."""
 
 BUNDLES = {"static_model": "static_model.js", "transcript": "transcript.js", "inspector": "inspector.js"}
 """The ES modules the page loads (name → file in ``static/``)."""
-
-_JSON_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
 class ExportError(ValueError):
@@ -86,11 +94,13 @@ def _not_the_source(source: Any, path: str | os.PathLike[str]) -> None:
         raise ExportError(f"{target} is the session's own file; export to another path")
 
 
-def _write_text(tmp: Path, text: str) -> None:
+def _write_text(tmp: Path, pieces: Iterable[str]) -> None:
+    """Write ``pieces`` of text as UTF-8, one after the other (a lone surrogate as U+FFFD: :mod:`~.utf8`)."""
     # O_EXCL: never follow or reuse a file already there; mode 0o666 less the umask, as a plain open() gives.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(text.encode("utf-8"))
+        for piece in pieces:
+            fh.write(utf8_text(piece).encode("utf-8"))
 
 
 # --- what the session is ------------------------------------------------------------------------------------
@@ -144,13 +154,6 @@ def _typed(source: Any) -> list[Any]:
 # --- HTML ---------------------------------------------------------------------------------------------------
 
 
-def script_json(value: Any) -> str:
-    """``value`` as JSON that is safe inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028,
-    U+2029 (and lone surrogates, which UTF-8 cannot hold) as ``\\uXXXX`` escapes, which only occur in strings."""
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 def _bundle(name: str) -> str:
     path = STATIC / name
     if not path.is_file():
@@ -158,36 +161,59 @@ def _bundle(name: str) -> str:
     return path.read_text("utf-8")
 
 
-def _widget_state(widget: Any) -> dict[str, Any]:
-    """The synced traits of the view (not ipywidgets' layout, module names, nor the bundled code)."""
-    base = set(anywidget.AnyWidget.class_trait_names(sync=True))
-    return {k: v for k, v in widget.get_state().items() if not k.startswith("_") and k not in base}
+def _inspector_state(source: Any, pack: Callable[[Any], Any]) -> tuple[dict[str, Any], Any]:
+    """The inspector's state for ``source`` as :class:`~.inspector.InspectorWidget` computes it (the source's own
+    preview, its trace and the providers' request builders, every secret redacted), without making the widget:
+    nothing is sent to a front end. Packed as it is made: the provider bodies are built, cleaned and packed one
+    at a time, so one of them is in memory at once. Also the next request's context (for the header)."""
+    src = source_of(source)
+    trace = retrace(src, None, first_only=False)
+    chosen = src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
+    state: dict[str, Any] = {
+        "rows": pack(trace.rows),
+        "requests": {},
+        "provider": request_key(chosen),
+        "context_window": int(chosen.context_window or 0),
+        "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
+        "overhead_tokens": {"system": src.system_tokens, "tools": src.tools_tokens},
+        "reported_usage": reported_usage(trace.messages),
+        "model_name": f"{chosen.provider}/{chosen.id}",
+        "notes": pack([*src.notes, *trace.notes]),
+        "busy": False,
+        "requests_before": {},
+        "compaction": pack(src.compaction),
+    }
+    del trace  # its rows are packed
+    secrets = source_secrets(source)
+    for key, model in request_models(chosen, src.model).items():
+        try:
+            body = src.call.request(model)  # the preview's: what the agent loop would send
+        except Exception as e:  # a builder that cannot handle this context: show why, keep the others
+            body = {"error": f"{type(e).__name__}: {e}"}
+        state["requests"][key] = pack(clean_body(body, secrets))
+    return state, src.call.context
+
+
+def _packed_state(source: Any, title: str | None, packer: Packer) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The page's views' state, packed (:mod:`~.packed`: each text once), and the header's facts. The
+    transcript is packed first, so the parts are the session's own strings, not copies."""
+    transcript = {key: packer.pack(value) for key, value in transcript_state(source, title=title).items()}
+    inspector, context = _inspector_state(source, packer.pack)
+    return {"transcript": transcript, "inspector": inspector}, _about(source, _typed(source), context)
 
 
 def page_state(source: Any, *, title: str | None = None) -> dict[str, Any]:
-    """The data of an export page: the transcript's and the inspector's widget state (the inspector's request
-    bodies for every provider it offers, so its switch works without a kernel) and the header's facts."""
-    transcript = show(source, title=title)
-    try:
-        transcript_state = {**_widget_state(transcript), "renderers": {}, "streaming": None}
-    finally:
-        transcript.close()
-    inspector = InspectorWidget(source)
-    try:
-        if inspector.busy:  # a long history in a live notebook leaves work for after the cell: do it all now
-            inspector.refresh()
-        inspector_state = _widget_state(inspector)
-        context = inspector.source_preview.call.context
-    finally:
-        inspector.close()
-    about = _about(source, _typed(source), context)
-    return {"transcript": transcript_state, "inspector": inspector_state, "about": about}
+    """The data of an export page, unpacked: the transcript's and the inspector's widget state (the inspector's
+    request bodies for every provider it offers, so its switch works without a kernel) and the header's facts."""
+    packer = Packer()
+    state, about = _packed_state(source, title, packer)
+    data = json.loads(f'{{"parts":{"".join(packer.parts_json())},"state":{script_json(state)}}}')
+    return {**unpack(data), "about": about}
 
 
 _BOOT = """
 const read = (id) => JSON.parse(document.getElementById(id).textContent);
 const code = read("pi-export-code");
-const state = read("pi-export-state");
 const load = async (name) => {
   const url = URL.createObjectURL(new Blob([code[name]], { type: "text/javascript" }));
   try {
@@ -203,9 +229,10 @@ const fail = (el, text) => {
   el.replaceChildren(p);
 };
 try {
-  const [{ staticModel }, transcript, inspector] = await Promise.all(
+  const [{ staticModel, unpack }, transcript, inspector] = await Promise.all(
     ["static_model", "transcript", "inspector"].map(load),
   );
+  const state = unpack(read("pi-export-state"));
   for (const [name, view] of [["transcript", transcript], ["inspector", inspector]]) {
     const el = document.getElementById(`pi-${name}`);
     try {
@@ -298,16 +325,17 @@ def _page_title(about: dict[str, Any], title: str | None) -> str:
     return f"Session: {about['id']}" if about["id"] else "Session"
 
 
-def html_page(source: Any, *, title: str | None = None) -> str:
-    """The export page of ``source`` (see :func:`export_html`), as a string."""
+def _page_pieces(source: Any, title: str | None) -> Iterator[str]:
+    """The export page of ``source``, in pieces: its state is never one string (a long session's page is written
+    as it is made, its parts one by one)."""
     code = {name: _bundle(file) for name, file in BUNDLES.items()}
     css = _bundle("pi_notebook.css")
     if "</style" in css.lower():  # it would end the <style> element early
         raise ExportError("pi_notebook.css contains '</style'; it cannot be inlined")
-    state = page_state(source, title=title)
-    about = state.pop("about")
+    packer = Packer()
+    state, about = _packed_state(source, title, packer)
     heading = _page_title(about, title)
-    return f"""<!DOCTYPE html>
+    yield f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -327,7 +355,9 @@ def html_page(source: Any, *, title: str | None = None) -> str:
 <section class="pi-export-section" id="inspector"><h2>Inspector</h2><div id="pi-inspector"></div></section>
 <noscript><p class="pi-export-error">This page draws the session with JavaScript; it runs none of the
 session's content.</p></noscript>
-<script type="application/json" id="pi-export-state">{script_json(state)}</script>
+<script type="application/json" id="pi-export-state">{{"parts":"""
+    yield from packer.parts_json()
+    yield f""","state":{script_json(state)}}}</script>
 <script type="application/json" id="pi-export-code">{script_json(code)}</script>
 <script type="module">{_BOOT}</script>
 </body>
@@ -335,14 +365,19 @@ session's content.</p></noscript>
 """
 
 
+def html_page(source: Any, *, title: str | None = None) -> str:
+    """The export page of ``source`` (see :func:`export_html`), as a string."""
+    return utf8_text("".join(_page_pieces(source, title)))
+
+
 def export_html(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
     """Write one self-contained HTML page of a session (a notebook session, an Agent, a
     :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages): its transcript and its
-    inspector, which opens offline, fetches nothing and runs none of the session's content. Replaces a file at
+    inspector, which opens offline, fetches nothing and runs none of the session's content. Each text of the
+    session is in the page once (:mod:`~.packed`), and the page is written as it is made. Replaces a file at
     ``path``; returns the path written."""
     _not_the_source(session_or_messages, path)
-    text = html_page(session_or_messages, title=title)
-    return _write_atomically(path, lambda tmp: _write_text(tmp, text))
+    return _write_atomically(path, lambda tmp: _write_text(tmp, _page_pieces(session_or_messages, title)))
 
 
 # --- Markdown -----------------------------------------------------------------------------------------------
@@ -355,7 +390,7 @@ def export_markdown(session_or_messages: Any, path: str | os.PathLike[str], *, t
     messages = _typed(session_or_messages)
     about = _about(session_or_messages, messages)
     text = messages_mimebundle(messages, title=_page_title(about, title))["text/markdown"] + "\n"
-    return _write_atomically(path, lambda tmp: _write_text(tmp, text))
+    return _write_atomically(path, lambda tmp: _write_text(tmp, [text]))
 
 
 # --- Pi session file ----------------------------------------------------------------------------------------

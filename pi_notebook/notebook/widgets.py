@@ -34,7 +34,7 @@ from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from .saved import transcript_bundle
 
-__all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show"]
+__all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show", "transcript_state"]
 
 STATIC = Path(__file__).parent / "static"
 """Where the built front end (``widgets/`` bundled) lives."""
@@ -284,6 +284,12 @@ def _visibility_level(message: Any) -> str:
         return "ui"
 
 
+def _pi_json_and_level(message: Any) -> tuple[dict[str, Any], str]:
+    """A message's Pi JSON and its visibility level, as the transcript shows it."""
+    typed = as_agent_message(message)
+    return to_pi_json(typed), _visibility_level(typed)
+
+
 def first_change(old: list[Any], new: list[Any], old_levels: list[str], new_levels: list[str]) -> int:
     """The first index where two message lists (with their visibilities) differ."""
     n = min(len(old), len(new), len(old_levels), len(new_levels))
@@ -360,8 +366,7 @@ class TranscriptWidget(LiveWidget):
             if known is not None and known[0] is message:
                 _, value, level = known
             else:
-                typed = as_agent_message(message)
-                value, level = to_pi_json(typed), _visibility_level(typed)
+                value, level = _pi_json_and_level(message)
             if not isinstance(message, dict):  # Pi JSON may be edited in place between calls: never reused
                 self._converted[id(message)] = (message, value, level)
             data.append(value)
@@ -571,6 +576,16 @@ def collapse_repeated_errors(messages: list[Any]) -> list[Any]:
         first, count = (message, 1) if failed else (None, 0)
         out.append(message)
     return out
+
+
+def transcript_state(source: Any, *, show_hidden: bool = False, title: str | None = None) -> dict[str, Any]:
+    """The synced state of :func:`show`'s transcript of ``source`` (no streaming message, no custom renderers),
+    computed without making the widget: nothing is sent to a front end (an export page draws it)."""
+    pairs = [_pi_json_and_level(m) for m in collapse_repeated_errors(messages_of(source))]
+    return {
+        "messages": [value for value, _ in pairs], "visibility": [level for _, level in pairs], "streaming": None,
+        "show_hidden": show_hidden, "title": title or "", "renderers": {},
+    }  # fmt: skip
 
 
 def show(messages_or_session: Any, *, show_hidden: bool = False, title: str | None = None) -> TranscriptWidget:

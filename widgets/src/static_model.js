@@ -1,7 +1,10 @@
 // A stand-in for an anywidget model, made from a plain state object: what the transcript and the inspector
 // views need (get / set / on / off / save_changes / send) when there is no kernel — a saved notebook's MIME
 // output, or an exported HTML page. `set` changes the local copy and fires `change:<key>` as a widget model
-// does, so view controls (show hidden, provider, filters) keep working; nothing is sent anywhere.
+// does, so view controls (show hidden, provider, filters) keep working; nothing is sent anywhere. An exported
+// page's state comes packed, each text once: `unpack` (packed.js) gives it back as the views take it.
+
+export { unpack } from "./packed.js";
 
 /**
  * @param {Record<string, unknown>} state the widget's synced traits, e.g. {messages, visibility, title}
