@@ -16,6 +16,7 @@ from ..coding_agent.session import EntryNotFoundError, SessionError, SessionFile
 from .config import one_line
 from .models_command import default_model_line
 from .pi_layout import pi_sessions_for, session_lines
+from .utf8 import say
 
 SESSION_USAGE = (
     "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT | export PATH.html|.jsonl|.md [--tree]]"
@@ -32,10 +33,10 @@ def session_command(session: Any, line: str) -> None:
         raise UsageError(f"{e}; usage: {SESSION_USAGE}") from e
     command, rest = (words[0], words[1:]) if words else ("", [])
     if command == "":
-        print(session.describe())
+        say(session.describe())
     elif command == "new" and not rest:
         session.switch_to(*session.open_fresh())
-        print(session.describe())
+        say(session.describe())
     elif command == "open" and not rest:
         _list_pi_sessions(session)
     elif command == "open" and len(rest) == 1:
@@ -48,19 +49,19 @@ def session_command(session: Any, line: str) -> None:
             raise
         warnings = session.file.warnings
         for warning in warnings[:SHOWN_WARNINGS]:
-            print(f"warning: {warning}")
+            say(f"warning: {warning}")
         if len(warnings) > SHOWN_WARNINGS:
-            print(f"... and {len(warnings) - SHOWN_WARNINGS} more warnings (current_session().file.warnings)")
-        print(session.describe())
+            say(f"... and {len(warnings) - SHOWN_WARNINGS} more warnings (current_session().file.warnings)")
+        say(session.describe())
     elif command == "list" and not rest:
-        print("\n".join(session.entry_lines()) or "(no entries)")
+        say("\n".join(session.entry_lines()) or "(no entries)")
     elif command == "branch" and len(rest) == 1:
         try:
             session.file.branch(rest[0])
         except (EntryNotFoundError, KeyError) as e:
             raise UsageError(f"no entry {rest[0]!r} in {session.file.path.name}") from e
         session.reload()
-        print(session.describe())
+        say(session.describe())
     elif command == "label" and len(rest) >= 2:
         if session.file.get_entry(rest[0]) is None:
             raise UsageError(f"no entry {rest[0]!r} in {session.file.path.name}")
@@ -68,7 +69,7 @@ def session_command(session: Any, line: str) -> None:
             session.file.append_label_change(rest[0], " ".join(rest[1:]))
         except (SessionError, OSError) as e:
             raise UsageError(f"cannot label {rest[0]}: {e}") from None
-        print(f"labelled {rest[0]}: {' '.join(rest[1:])}")
+        say(f"labelled {rest[0]}: {' '.join(rest[1:])}")
     elif command == "export" and rest:
         _export(session, rest)
     else:
@@ -91,10 +92,10 @@ def _export(session: Any, words: list[str]) -> None:
     except OSError as e:
         raise UsageError(f"cannot export to {path}: {e.strerror or e}") from None
     what = "the whole tree" if tree else f"{len(session.messages)} messages"
-    print(f"exported {what} to {written}")
+    say(f"exported {what} to {written}")
     unsaved = len(session.writer.unsaved)
     if unsaved and path.suffix.lower() == ".jsonl":  # the file could not be written lately: say what is missing
-        print(f"note: {unsaved} entries the session file could not take yet are not in {written.name}")
+        say(f"note: {unsaved} entries the session file could not take yet are not in {written.name}")
 
 
 def open_session_file(path: Path) -> SessionFile:
@@ -166,13 +167,13 @@ def _list_pi_sessions(session: Any) -> None:
     """``%agent_session open``: Pi's sessions for the kernel's working directory, newest first, numbered."""
     folder, sessions = pi_sessions_for(session.cwd)
     if not sessions:
-        print(f"no Pi sessions for {session.cwd} (Pi keeps them in {folder})")
+        say(f"no Pi sessions for {session.cwd} (Pi keeps them in {folder})")
     else:
-        print(f"Pi sessions for {session.cwd}, newest first (in {folder}):")
-        print("\n".join(session_lines(sessions, session.file.path)))
-        print("open one with %agent_session open N")
+        say(f"Pi sessions for {session.cwd}, newest first (in {folder}):")
+        say("\n".join(session_lines(sessions, session.file.path)))
+        say("open one with %agent_session open N")
     if is_draft(session.file.path):
-        print("this notebook's session is a draft: Pi lists it once it holds a reply")
+        say("this notebook's session is a draft: Pi lists it once it holds a reply")
 
 
 def _pi_session_numbered(session: Any, word: str) -> Path:
@@ -194,8 +195,8 @@ def config_command(config: Any, line: str) -> None:
     except ValueError as e:
         raise UsageError(str(e)) from e
     if not pairs:
-        print(config.describe())
-        print(default_model_line(config.default_model))
+        say(config.describe())
+        say(default_model_line(config.default_model))
         return
     names = set(config.trait_names(config=True))
     for pair in pairs:
@@ -207,7 +208,7 @@ def config_command(config: Any, line: str) -> None:
         except (TraitError, ValueError) as e:
             text = one_line(e)
             raise UsageError(text if text.startswith(f"{name}: ") else f"{name}: {text}") from None
-    print(config.describe())
+    say(config.describe())
 
 
 def _typed(trait: Any, name: str, value: str) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 from .config import PiNotebook
 from .kernel import NotebookSession
 from .magics import PiMagics
+from .utf8 import say
 
 _state: dict[str, Any] = {}
 
@@ -32,12 +33,12 @@ def load(shell: Any) -> None:
     shell.register_magics(magics)
     shell.register_magic_function(magics.bash_excluded, "line", "bash!")
     if session.note:
-        print(f"pi_notebook: {session.note}")
+        say(f"pi_notebook: {session.note}")
     shown = session.load_warnings[:5]
     for warning in shown:
-        print(f"pi_notebook: {warning}")
+        say(f"pi_notebook: {warning}")
     if len(session.load_warnings) > len(shown):
-        print(f"pi_notebook: and {len(session.load_warnings) - len(shown)} more (%agent_session shows them all)")
+        say(f"pi_notebook: and {len(session.load_warnings) - len(shown)} more (%agent_session shows them all)")
     if getattr(shell, "kernel", None) is not None:  # interactive Jupyter only: not scripts, not terminal IPython
         session.warm_up()
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .forms import Block, Codes, Form, Line, Part, Prose, Thinking, clean, message_form, one_line
+from .utf8 import utf8_safe
 
 __all__ = ["MessagesView", "message_markdown", "message_text", "messages_mimebundle", "text_body", "text_header"]
 
@@ -282,7 +283,7 @@ def message_text(message: Any, *, streaming: bool = False) -> str:
 
 def messages_mimebundle(messages: Iterable[Any], *, title: str | None = None, streaming: Any = None) -> dict[str, str]:
     """``{"text/plain": ..., "text/markdown": ...}`` for a list of messages, plus ``streaming`` (the partial
-    assistant message still arriving, shown last) when given."""
+    assistant message still arriving, shown last) when given; UTF-8 encodable (:func:`~.utf8.utf8_safe`)."""
     forms = [message_form(m) for m in messages]
     forms += [message_form(streaming, streaming=True)] if streaming is not None else []
     text = [_text(f) for f in forms] or ["(no messages)"]
@@ -290,7 +291,7 @@ def messages_mimebundle(messages: Iterable[Any], *, title: str | None = None, st
     if title is not None:
         text.insert(0, one_line(title))
         md.insert(0, f"### {_md_text(title)}")
-    return {"text/plain": "\n\n".join(text), "text/markdown": "\n\n".join(md)}
+    return utf8_safe({"text/plain": "\n\n".join(text), "text/markdown": "\n\n".join(md)})
 
 
 def _role_name(message: Any) -> str:

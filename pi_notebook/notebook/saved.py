@@ -28,6 +28,7 @@ from typing import Any
 
 from .forms import Form, message_form
 from .render import message_text, text_body, text_header
+from .utf8 import utf8_safe
 
 __all__ = [
     "INSPECTOR_MIME",
@@ -163,12 +164,14 @@ def transcript_bundle(
     full_text: bool = False,
 ) -> dict[str, Any]:
     """The static display bundle of a transcript: its JSON, ``text/html`` and ``text/plain`` (``full_text``:
-    every message, for a terminal; else a short summary)."""
-    return {
-        TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden),
-        "text/html": transcript_html(messages, visibility, title, show_hidden),
-        "text/plain": transcript_plain(messages, title, full=full_text),
-    }
+    every message, for a terminal; else a short summary). UTF-8 encodable (:func:`~.utf8.utf8_safe`)."""
+    return utf8_safe(
+        {
+            TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden),
+            "text/html": transcript_html(messages, visibility, title, show_hidden),
+            "text/plain": transcript_plain(messages, title, full=full_text),
+        }
+    )
 
 
 # --- the inspector --------------------------------------------------------------------------------------------
@@ -216,5 +219,6 @@ def inspector_data(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def inspector_bundle(state: dict[str, Any], summary: str) -> dict[str, Any]:
-    """The saved-form part of an inspector's display bundle: its JSON and ``text/html``."""
-    return {INSPECTOR_MIME: inspector_data(state), "text/html": inspector_html(state, summary)}
+    """The saved-form part of an inspector's display bundle: its JSON and ``text/html``, UTF-8 encodable
+    (:func:`~.utf8.utf8_safe`)."""
+    return utf8_safe({INSPECTOR_MIME: inspector_data(state), "text/html": inspector_html(state, summary)})

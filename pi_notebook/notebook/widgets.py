@@ -30,9 +30,11 @@ from ipywidgets.widgets import widget as _ipywidget  # its instance registry, to
 
 from ..agent_core import Agent, as_agent_message, to_pi_json
 from ..agent_core import visibility as _visibility
+from ..ai.jstext import js_length
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from .saved import transcript_bundle
+from .utf8 import utf8_safe
 
 __all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show", "transcript_state"]
 
@@ -108,7 +110,8 @@ def interactive_frontend() -> bool:
 def json_patch(old: Any, new: Any) -> list[list[Any]]:
     """The edits that turn JSON value ``old`` into ``new``, as the front end applies them (``live.js``):
 
-    - ``["a", path, text, at]``: append ``text`` to the string at ``path``, which is ``at`` characters long;
+    - ``["a", path, text, at]``: append ``text`` to the string at ``path``, which is ``at`` characters long (in
+      UTF-16 code units, as JavaScript counts them: an emoji is two);
     - ``["s", path, value]``: set the key or index at ``path`` (one past a list's end appends);
     - ``["t", path, n]``: cut the list at ``path`` to ``n`` items;
     - ``["d", path]``: delete the key at ``path``.
@@ -128,7 +131,7 @@ def _diff(old: Any, new: Any, path: list[Any], ops: list[list[Any]]) -> None:
     if _same(old, new):
         return
     if type(old) is str and type(new) is str and old and new.startswith(old):
-        ops.append(["a", path, new[len(old) :], len(old)])
+        ops.append(["a", path, new[len(old) :], len(old) if old.isascii() else js_length(old)])
     elif type(old) is dict and type(new) is dict:
         for key, value in new.items():
             if key not in old:
@@ -173,6 +176,15 @@ class LiveWidget(anywidget.AnyWidget):
         if key in self._quiet:
             return False
         return super()._should_send_property(key, value)
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        """The synced state as it goes to the front end: UTF-8 encodable (:func:`~.utf8.utf8_safe`; Jupyter
+        sends it as UTF-8 JSON, which a lone surrogate would fail). The traits keep what they hold."""
+        return utf8_safe(super().get_state(key, drop_defaults))
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        """A custom message to the front end, UTF-8 encodable as :meth:`get_state` is."""
+        super().send(utf8_safe(content), buffers)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
         """State from the front end, without the kernel-owned traits (a front end saving another trait sends its
