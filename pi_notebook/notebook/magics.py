@@ -7,6 +7,7 @@ ipywidgets) are imported at a magic's first display, not by ``%load_ext``.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from IPython.display import clear_output, display
 from ..ai import UnknownModelError
 from ..coding_agent import BashExecutionMessage
 from ..coding_agent.run_policy import THINKING_LEVELS, parse_tools
+from ..coding_agent.tools.files import FileTooLargeError, NotRegularFileError, read_regular
 from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
 from .runner import Interrupted
@@ -41,16 +43,36 @@ def interpolate(template: str, namespace: dict[str, Any]) -> str:
         raise UsageError(f"cannot fill the prompt's {{...}} fields: {e} (write {{{{ and }}}} for braces)") from None
 
 
+SYSTEM_PROMPT_LIMIT = 1 << 20
+"""The largest file ``--system @path`` reads (1 MB, some 250,000 tokens: more than most context windows)."""
+
+
 def _read_system(value: str | None) -> str | None:
+    """``--system``'s text, or the file ``@path`` names: a regular file of UTF-8 text, at most
+    :data:`SYSTEM_PROMPT_LIMIT` bytes; anything else is refused in one line, naming the path and why."""
     if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]  # IPython's argument splitting keeps the quotes of --system "two words"
     if value is None or not value.startswith("@"):
         return value
+    path = os.path.expanduser(value[1:])
+    if not path:
+        raise UsageError("--system @PATH needs a file's path after the @")
     try:
-        with open(value[1:], encoding="utf-8") as fh:
-            return fh.read()
+        # Looked at before it is opened: a FIFO would wait for a writer, /dev/zero would never end.
+        data = read_regular(path, SYSTEM_PROMPT_LIMIT)
+    except NotRegularFileError as e:
+        raise UsageError(f"--system {value}: {path} is not a regular file ({e.kind})") from None
+    except FileTooLargeError:
+        raise UsageError(
+            f"--system {value}: {path} is larger than {SYSTEM_PROMPT_LIMIT:,} bytes (1 MB), the most a system "
+            "prompt file may hold"
+        ) from None
     except OSError as e:
-        raise UsageError(f"--system {value}: {e.strerror or e}") from e
+        raise UsageError(f"--system {value}: {path}: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"--system {value}: {path} is not UTF-8 text (at byte {e.start})") from None
 
 
 class CellInterrupted(KeyboardInterrupt):
@@ -165,6 +187,7 @@ class PiMagics(Magics):
             raise UsageError(f"--tools: {e}") from e
         if args.max_turns is not None and args.max_turns < 0:
             raise UsageError("--max-turns must be 0 (no limit) or more")
+        system = _read_system(args.system)  # before --new: a refused option changes nothing
         session = self._session()
         if args.new:
             session.switch_to(*session.open_fresh())
@@ -174,7 +197,6 @@ class PiMagics(Magics):
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
         print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
-        system = _read_system(args.system)
         view = _RunView(self.shell, quiet=args.quiet)
         try:
             _, interrupted = session.run_prompt(

@@ -9,16 +9,21 @@ replaced; every other byte of the file stays as it was. So a file that is not UT
 never rewritten lossily: its undecodable bytes are kept as they are (they cannot be matched), and a file
 with mixed line endings keeps them. Line breaks inside the new text take the file's style (its first line
 break: CRLF stays CRLF), as in Pi. Nothing is written unless the edit succeeds.
+
+Only a regular file of at most 128 MB (:data:`EDIT_LIMIT`) is edited; a FIFO, a socket or a device is refused
+before it is opened (see :mod:`.files`), and a larger file is refused before it is read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
-from typing import Any
+from typing import Any, BinaryIO
 
 from ...agent_core import AgentTool, AgentToolResult
+from ..truncate import format_size
 from .edit_diff import (
     count_occurrences,
     detect_line_ending,
@@ -30,6 +35,7 @@ from .edit_diff import (
     strip_bom,
 )
 from .errors import ToolError, abortable, check_aborted, os_error_message
+from .files import NotRegularFileError, open_regular, read_at_most
 from .paths import resolve_to_cwd
 
 DESCRIPTION = (
@@ -53,16 +59,35 @@ PARAMETERS: dict[str, Any] = {
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _CHUNK = 1 << 16
+EDIT_LIMIT = 128 << 20
+"""The largest file edit takes (128 MB): it holds about two copies of the file in memory, as Pi holds it whole."""
 
 
-def _read(absolute_path: str) -> bytes:
+def _open(absolute_path: str, path: str) -> tuple[BinaryIO, bytes]:
+    """The file opened for reading and writing in place, and its bytes: a regular file of at most
+    :data:`EDIT_LIMIT` bytes (a FIFO would block, a device never end; a larger file is not loaded)."""
     try:
-        with open(absolute_path, "rb") as file:
-            return file.read()
-    except IsADirectoryError as exc:
-        raise ToolError(os_error_message(exc, "read", "")) from exc
+        file, info = open_regular(absolute_path, write=True)
+    except NotRegularFileError as exc:
+        if exc.is_dir:
+            raise ToolError(os_error_message(OSError(errno.EISDIR, "is a directory"), "read", "")) from None
+        raise ToolError(f"Cannot edit {path}: it is not a regular file ({exc.kind}).") from None
     except OSError as exc:
         raise ToolError(os_error_message(exc, "open", absolute_path)) from exc
+    try:
+        data = read_at_most(file, EDIT_LIMIT, info.st_size) if info.st_size <= EDIT_LIMIT else b""
+        if info.st_size > EDIT_LIMIT or len(data) > EDIT_LIMIT:
+            raise ToolError(
+                f"Cannot edit {path}: it holds {format_size(max(info.st_size, len(data)))}, more than the "
+                f"{format_size(EDIT_LIMIT)} edit loads. Use bash (e.g. sed -i) for a file this large."
+            )
+    except OSError as exc:
+        file.close()
+        raise ToolError(os_error_message(exc, "read", absolute_path)) from exc
+    except BaseException:
+        file.close()
+        raise
+    return file, data
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
@@ -114,19 +139,16 @@ def _utf8_length(text: str, end: int) -> int:
     )
 
 
-def _splice(absolute_path: str, data: bytes, start: int, end: int, replacement: bytes) -> None:
+def _splice(file: BinaryIO, data: bytes, start: int, end: int, replacement: bytes) -> None:
     """Replace ``data[start:end]`` with ``replacement`` in the file: write from ``start`` on, keep the rest."""
-    try:
-        file = open(absolute_path, "r+b")  # noqa: SIM115 -- closed below; open and write fail differently
-    except OSError as exc:
-        raise ToolError(os_error_message(exc, "open", absolute_path)) from exc
-    with file, memoryview(data) as view:
+    with memoryview(data) as view:
         try:
             file.seek(start)
             file.write(replacement)
             if len(replacement) != end - start:
                 file.write(view[end:])
                 file.truncate()
+            file.flush()
         except OSError as exc:
             raise ToolError(os_error_message(exc, "write")) from exc
 
@@ -134,7 +156,12 @@ def _splice(absolute_path: str, data: bytes, start: int, end: int, replacement: 
 def _edit(absolute_path: str, path: str, old_text: str, new_text: str, signal: Any) -> dict[str, Any]:
     if not os.access(absolute_path, os.R_OK | os.W_OK):
         raise ToolError(f"File not found: {path}")
-    data = _read(absolute_path)
+    file, data = _open(absolute_path, path)
+    with file:
+        return _edit_open(file, data, path, old_text, new_text, signal)
+
+
+def _edit_open(file: BinaryIO, data: bytes, path: str, old_text: str, new_text: str, signal: Any) -> dict[str, Any]:
     check_aborted(signal)
     raw, is_utf8 = _decode(data)
 
@@ -176,7 +203,7 @@ def _edit(absolute_path: str, path: str, old_text: str, new_text: str, signal: A
     span_start, span_end = span_start + len(bom), span_end + len(bom)
     start = _utf8_length(raw, span_start)
     end = start + _utf8_length(raw[span_start:span_end], span_end - span_start)
-    _splice(absolute_path, data, start, end, replacement.encode("utf-8", "surrogateescape"))
+    _splice(file, data, start, end, replacement.encode("utf-8", "surrogateescape"))
 
     diff, first_changed_line = generate_edit_diff(content, match.start, match.end, match.replacement)
     details: dict[str, Any] = {"diff": diff if is_utf8 else _ESCAPED_BYTE.sub("\ufffd", diff)}

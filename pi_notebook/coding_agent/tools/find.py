@@ -16,7 +16,15 @@ from ...agent_core import AgentTool, AgentToolResult
 from ..truncate import DEFAULT_MAX_BYTES
 from .errors import ToolError, abortable, check_aborted, is_aborted
 from .paths import resolve_to_cwd
-from .search import Glob, find_program, listing_result, walk
+from .search import (
+    IGNORE_FILES,
+    Glob,
+    find_program,
+    listing_result,
+    special_ignore_file,
+    special_ignore_file_above,
+    walk,
+)
 
 DEFAULT_LIMIT = 1000
 
@@ -53,20 +61,26 @@ def _python_find(search_path: str, pattern: str, limit: int, signal: Any) -> lis
     return results
 
 
-def _gitignore_files(search_path: str) -> list[str]:
+def _gitignore_files(search_path: str) -> list[str] | None:
+    """Every ``.gitignore`` under ``search_path``, to give fd; ``None`` if fd must not run there: an ignore file
+    it would read is not a regular file (a FIFO would make it wait for a writer)."""
     found = []
+    if special_ignore_file_above(search_path):
+        return None
     for directory, subdirs, files in os.walk(search_path):
         subdirs[:] = sorted(d for d in subdirs if d not in (".git", "node_modules"))
+        if any(name in files for name in IGNORE_FILES) and special_ignore_file(directory):
+            return None
         if ".gitignore" in files:
             found.append(os.path.join(directory, ".gitignore"))
     return found
 
 
-async def _fd_find(fd: str, search_path: str, pattern: str, limit: int) -> list[str]:
+async def _fd_find(fd: str, search_path: str, pattern: str, limit: int, gitignores: list[str]) -> list[str]:
     # Unlike Pi, leave out .git (fd 8 lists its contents with --hidden), as the Python walk does.
     args = ["--glob", "--color=never", "--hidden", "--exclude", ".git", "--max-results", str(limit)]
     # Pi passes every .gitignore explicitly, so they apply outside a git repository too.
-    for gitignore in await asyncio.to_thread(_gitignore_files, search_path):
+    for gitignore in gitignores:
         args += ["--ignore-file", gitignore]
     if "/" in pattern.rstrip("/"):
         # fd matches a glob against the name only; a pattern with a path needs the full path, anchored here.
@@ -119,9 +133,10 @@ def create_find_tool(cwd: str | os.PathLike[str]) -> AgentTool:
             raise ToolError(f"Not a directory: {search_path}")
 
         fd = find_program("fd", "fdfind")
-        if fd is not None:
-            results = await abortable(_fd_find(fd, search_path, pattern, limit), signal)
-        else:
+        gitignores = None if fd is None else await abortable(asyncio.to_thread(_gitignore_files, search_path), signal)
+        if fd is not None and gitignores is not None:
+            results = await abortable(_fd_find(fd, search_path, pattern, limit, gitignores), signal)
+        else:  # no fd, or an ignore file fd would wait on (the walk here skips it)
             results = await abortable(asyncio.to_thread(_python_find, search_path, pattern, limit, signal), signal)
         if not results:
             return AgentToolResult.text("No files found matching pattern")

@@ -5,7 +5,12 @@ directory (or the file's name when a file was searched). At most ``limit`` match
 to 500 characters, output cut at 50 KB; each limit hit adds a notice.
 
 The fallback uses Python's ``re`` rather than Rust's regex syntax: the common syntax agrees, exotic
-constructs (possessive quantifiers, ``\\p{Greek}``, look-around) differ.
+constructs (possessive quantifiers, ``\\p{Greek}``, look-around) differ; it searches the first 1 MB of a longer
+line.
+
+Only regular files are searched (:mod:`.files`): a FIFO, socket or device named as the path is refused in one
+line (rg would wait on a FIFO, or read ``/dev/zero`` forever), and one met in a folder is skipped, as rg skips
+it. The lines a result shows are read from the file again, streamed up to the last of them, never whole.
 """
 
 from __future__ import annotations
@@ -14,14 +19,16 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...agent_core import AgentTool, AgentToolResult
 from ..truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 from .errors import ToolError, abortable, check_aborted, is_aborted
+from .files import BoundedReader, kind_of, open_regular, read_limit
 from .paths import resolve_to_cwd
-from .search import Glob, find_program, listing_result, walk
+from .search import Glob, find_program, listing_result, special_ignore_file_above, walk
 
 DEFAULT_LIMIT = 100
 
@@ -56,16 +63,76 @@ PARAMETERS: dict[str, Any] = {
 
 Match = tuple[str, int]  # (absolute file path, 1-based line number)
 
+_CHUNK = 1 << 16
+_BINARY_SNIFF = 8192
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_SHOWN_LINE_BYTES = 4 * GREP_MAX_LINE_LENGTH + 8  # always more than the 500 characters a result shows of a line
+_SEARCH_LINE_BYTES = 1 << 20
+"""The fallback searches the first 1 MB of a line (rg searches all of it); a longer line is not held whole."""
 
-def _file_lines(path: str, cache: dict[str, list[str]]) -> list[str]:
-    if path not in cache:
+
+def _lines(read: Callable[[int], bytes], keep: int, signal: Any, first: bytes = b"") -> Iterator[tuple[bytes, bool]]:
+    """The lines of a file as Pi splits them (``\\r\\n``, ``\\r`` and ``\\n`` each end one; the text after the
+    last break is a line too): the first ``keep`` bytes of each, and whether it had more. ``first`` is what was
+    already read; ``read(n)`` reads on. Memory stays at one chunk and one kept line, however long the lines."""
+    kept, longer, after_cr = bytearray(), False, False
+    chunk = first or read(_CHUNK)
+    while chunk:
+        if after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]  # the second half of a CRLF that the last chunk ended in the middle of
+        pos = 0
+        for found in _LINE_BREAK.finditer(chunk):
+            piece = chunk[pos : found.start()]
+            room = keep - len(kept)
+            kept += piece[:room]
+            yield bytes(kept), longer or len(piece) > room
+            kept, longer, pos = bytearray(), False, found.end()
+        after_cr = chunk.endswith(b"\r")
+        piece = chunk[pos:]
+        room = keep - len(kept)
+        kept += piece[: max(room, 0)]
+        longer = longer or len(piece) > room
+        check_aborted(signal)
+        chunk = read(_CHUNK)
+    yield bytes(kept), longer
+
+
+def _open_text(path: str) -> tuple[BoundedReader, bytes] | None:
+    """A regular file opened for reading, bounded (:mod:`.files`), with its first bytes; ``None`` if it is
+    binary (a NUL in its first 8 KB, which rg skips too). Anything else raises ``OSError``."""
+    file, info = open_regular(path)
+    reader = BoundedReader(file, read_limit(info))
+    try:
+        head = reader.read(_BINARY_SNIFF)
+    except BaseException:
+        file.close()
+        raise
+    if b"\0" in head:
+        file.close()
+        return None
+    return reader, head
+
+
+def _shown_lines(path: str, numbers: set[int], signal: Any) -> dict[int, str] | None:
+    """Lines ``numbers`` of the file (those it has), as much of each as a result shows; ``None`` if it cannot be
+    read. The file is read up to the last of them only."""
+    try:
+        file, info = open_regular(path)
+    except OSError:
+        return None
+    with file:
+        reader = BoundedReader(file, read_limit(info))
+        found: dict[int, str] = {}
+        last = max(numbers)
         try:
-            with open(path, "rb") as file:
-                text = file.read().decode("utf-8", errors="replace")
-            cache[path] = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            for number, (line, _) in enumerate(_lines(reader.read, _SHOWN_LINE_BYTES, signal), 1):
+                if number in numbers:
+                    found[number] = line.decode("utf-8", errors="replace")
+                if number >= last:
+                    break
         except OSError:
-            cache[path] = []
-    return cache[path]
+            return None
+    return found
 
 
 def _glob_filter(glob: str | None):
@@ -77,9 +144,7 @@ def _glob_filter(glob: str | None):
     return lambda rel: compiled.matches(rel) != negated
 
 
-def _python_matches(
-    search_path: str, regex: re.Pattern[str], glob: str | None, limit: int, signal: Any, cache: dict
-) -> list[Match]:
+def _python_matches(search_path: str, regex: re.Pattern[str], glob: str | None, limit: int, signal: Any) -> list[Match]:
     files: Iterable[tuple[str, str]]
     if os.path.isdir(search_path):
         walked = walk(search_path, should_stop=lambda: is_aborted(signal))
@@ -95,16 +160,22 @@ def _python_matches(
         if os.path.islink(path) or not wanted(rel):
             continue  # rg does not follow symbolic links
         try:
-            with open(path, "rb") as file:
-                if b"\0" in file.read(8192):
-                    continue  # binary, which rg skips too
+            opened = _open_text(path)  # a FIFO, socket or device is skipped, as rg skips them
         except OSError:
             continue
-        for number, line in enumerate(_file_lines(path, cache), 1):
-            if regex.search(line):
-                matches.append((path, number))
-                if len(matches) >= limit:
-                    return matches
+        if opened is None:
+            continue  # binary, which rg skips too
+        reader, head = opened
+        with reader.file:
+            try:
+                lines = _lines(reader.read, _SEARCH_LINE_BYTES, signal, head)
+                for number, (line, _) in enumerate(lines, 1):
+                    if regex.search(line.decode("utf-8", errors="replace")):
+                        matches.append((path, number))
+                        if len(matches) >= limit:
+                            return matches
+            except OSError:
+                continue
     return matches
 
 
@@ -161,19 +232,25 @@ def _format_path(path: str, search_path: str, is_directory: bool) -> str:
     return os.path.basename(path)
 
 
-def _format(matches: list[Match], search_path: str, context: int, cache: dict) -> tuple[list[str], bool]:
+def _format(matches: list[Match], search_path: str, context: int, signal: Any) -> tuple[list[str], bool]:
     is_directory = os.path.isdir(search_path)
+    wanted: dict[str, set[int]] = {}
+    for path, number in matches:
+        wanted.setdefault(path, set()).update(range(max(1, number - context), number + context + 1))
+    shown = {path: _shown_lines(path, numbers, signal) for path, numbers in wanted.items()}
     output: list[str] = []
     any_cut = False
     for path, number in matches:
         name = _format_path(path, search_path, is_directory)
-        lines = _file_lines(path, cache)
-        if not lines:
+        lines = shown[path]
+        if lines is None:
             output.append(f"{name}:{number}: (unable to read file)")
             continue
-        first, last = (max(1, number - context), min(len(lines), number + context)) if context else (number, number)
+        first, last = max(1, number - context), number
+        while last < number + context and last + 1 in lines:
+            last += 1
         for current in range(first, last + 1):
-            text, cut = truncate_line((lines[current - 1] if current <= len(lines) else "").replace("\r", ""))
+            text, cut = truncate_line(lines.get(current, "").replace("\r", ""))
             any_cut = any_cut or cut
             output.append(f"{name}:{current}: {text}" if current == number else f"{name}-{current}- {text}")
     return output, any_cut
@@ -188,12 +265,20 @@ def create_grep_tool(cwd: str | os.PathLike[str]) -> AgentTool:
         search_path = resolve_to_cwd(params.get("path") or ".", cwd)
         if not os.path.exists(search_path):
             raise ToolError(f"Path not found: {search_path}")
+        mode = os.stat(search_path).st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            # rg and the fallback would wait on a FIFO for a writer, or read a device such as /dev/zero forever.
+            raise ToolError(
+                f"Cannot search {params.get('path')}: it is not a regular file or a directory ({kind_of(mode)})."
+            )
         context = max(int(params.get("context") or 0), 0)
         limit = max(1, int(params["limit"] if params.get("limit") is not None else DEFAULT_LIMIT))
-        cache: dict[str, list[str]] = {}
 
         rg = find_program("rg")
-        if rg is not None:
+        # rg opens the ignore files of the folders above where it starts: a FIFO among them would make it wait for
+        # a writer, so the walk here, which skips such files, searches instead (a few stat calls, not a walk).
+        folder = search_path if stat.S_ISDIR(mode) else os.path.dirname(search_path)
+        if rg is not None and special_ignore_file_above(folder) is None:
             args = ["--json", "--line-number", "--color=never", "--hidden"]
             if params.get("ignoreCase"):
                 args.append("--ignore-case")
@@ -210,12 +295,12 @@ def create_grep_tool(cwd: str | os.PathLike[str]) -> AgentTool:
                 regex = re.compile(source, re.IGNORECASE if params.get("ignoreCase") else 0)
             except re.error as exc:
                 raise ToolError(f"regex parse error: {exc}") from exc
-            work = asyncio.to_thread(_python_matches, search_path, regex, glob, limit, signal, cache)
+            work = asyncio.to_thread(_python_matches, search_path, regex, glob, limit, signal)
             matches = await abortable(work, signal)
         if not matches:
             return AgentToolResult.text("No matches found")
 
-        lines, any_cut = await asyncio.to_thread(_format, matches, search_path, context, cache)
+        lines, any_cut = await abortable(asyncio.to_thread(_format, matches, search_path, context, signal), signal)
         check_aborted(signal)
         notices = []
         if len(matches) >= limit:

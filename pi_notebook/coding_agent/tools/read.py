@@ -2,7 +2,12 @@
 
 Images (PNG, JPEG, GIF, WebP, recognised by their first bytes, not their name) come back as an image block
 after a ``Read image file [<mime>]`` line. Pi also shrinks images to at most 2000×2000 px / 4.5 MB and
-adds a note with the scale; that needs an image library, so it is not done here: images are sent as they are.
+adds a note with the scale; that needs an image library, so it is not done here: images are sent as they are,
+up to 20 MB (:data:`IMAGE_LIMIT`; a larger one is refused without being read).
+
+Only regular files are read (:mod:`.files`): a FIFO (opening it would wait for a writer), a socket or a device
+(``/dev/zero`` never ends) is refused in one line, and no more than ``max(size, 64 MB)`` bytes are read of a
+file, so a ``/proc`` file (which says it holds 0 bytes) or a growing log cannot keep the tool reading.
 
 Text is streamed, never loaded whole: one pass counts the file's lines (Pi's notices give the total) and
 measures the requested lines, keeping only the bytes the limits can return. So a 1 GiB file costs one read
@@ -26,6 +31,7 @@ from ...ai import ImageContent, TextContent
 from ...ai.jstext import js_number
 from ..truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 from .errors import ToolError, abortable, check_aborted, os_error_message
+from .files import BoundedReader, NotRegularFileError, open_regular, read_at_most, read_limit
 from .paths import resolve_read_path
 
 DESCRIPTION = (
@@ -47,6 +53,9 @@ PARAMETERS: dict[str, Any] = {
 
 _CHUNK = 1 << 20
 _BINARY_SNIFF = 8000  # git calls a file binary if its first 8000 bytes hold a NUL
+IMAGE_LIMIT = 20 << 20
+"""The largest image read sends (20 MB, what OpenAI and Gemini take inline; Anthropic takes 5 MB). Pi shrinks
+images to 4.5 MB; with no image library here they go as they are, and a larger one is refused, unread."""
 
 
 def detect_image_mime_type(head: bytes) -> str | None:
@@ -112,7 +121,7 @@ def _skip_lines(chunk: bytes, pos: int, lines: int) -> tuple[int, int]:
     return pos, lines
 
 
-def _scan(file: BinaryIO, chunk: bytes, start: int, stop: int | None, signal: Any) -> _Scan:
+def _scan(file: BoundedReader, chunk: bytes, start: int, stop: int | None, signal: Any) -> _Scan:
     """Count the file's lines and measure lines ``[start, stop)`` (to the end if ``stop`` is ``None``).
 
     ``chunk`` is what was already read from ``file``. Memory stays at one chunk plus the kept head.
@@ -151,29 +160,35 @@ def _scan(file: BinaryIO, chunk: bytes, start: int, stop: int | None, signal: An
     return _Scan(newlines + 1, bytes(head), size, first_line)
 
 
-def _open(absolute_path: str) -> BinaryIO:
+def _open(absolute_path: str, path: str) -> tuple[BinaryIO, os.stat_result]:
     if not os.access(absolute_path, os.R_OK):
         # Pi checks readability first (fs.access), so a missing file fails with Node's access error.
         number = errno.EACCES if os.path.exists(absolute_path) else errno.ENOENT
         raise ToolError(os_error_message(OSError(number, os.strerror(number)), "access", absolute_path))
     try:
-        return open(absolute_path, "rb")  # the caller closes it
-    except IsADirectoryError as exc:
-        raise ToolError(os_error_message(exc, "read", "")) from exc
+        return open_regular(absolute_path)  # the caller closes it
+    except NotRegularFileError as exc:
+        if exc.is_dir:
+            raise ToolError(os_error_message(OSError(errno.EISDIR, "is a directory"), "read", "")) from None
+        # Opening a FIFO would wait for a writer, and a device such as /dev/zero never ends.
+        raise ToolError(
+            f"Cannot read {path}: it is not a regular file ({exc.kind}). read reads regular files only."
+        ) from None
     except OSError as exc:
         raise ToolError(os_error_message(exc, "open", absolute_path)) from exc
 
 
 def _read(absolute_path: str, path: str, offset: Any, limit: Any, signal: Any) -> AgentToolResult:
-    with _open(absolute_path) as file:
+    opened, info = _open(absolute_path, path)
+    with opened:
+        file = BoundedReader(opened, read_limit(info))
         try:
             first = file.read(_CHUNK)
             mime_type = detect_image_mime_type(first[:16])
             if mime_type is not None:
-                image = ImageContent(data=base64.b64encode(first + file.read()).decode("ascii"), mime_type=mime_type)
-                return AgentToolResult(content=[TextContent(text=f"Read image file [{mime_type}]"), image])
+                return _image(opened, first, info, path, mime_type)
             if b"\0" in first[:_BINARY_SNIFF]:
-                size = format_size(os.fstat(file.fileno()).st_size)
+                size = format_size(info.st_size)
                 raise ToolError(
                     f"Cannot read {path}: it is a binary file ({size}), not text: it has NUL bytes. read returns "
                     f"UTF-8 text and images (jpg, png, gif, webp). Inspect it with bash instead, e.g. "
@@ -186,7 +201,34 @@ def _read(absolute_path: str, path: str, offset: Any, limit: Any, signal: Any) -
             raise ToolError(os_error_message(exc, "read", "")) from exc
         except OSError as exc:
             raise ToolError(os_error_message(exc, "read", absolute_path)) from exc
-    return _text_result(scan, path, offset, start, stop)
+    result = _text_result(scan, path, offset, start, stop)
+    if not file.cut:
+        return result
+    # More than the file said it held: a /proc or /sys file (they say 0), or a file growing as it is read.
+    note = (
+        f"[read stopped after {format_size(read_limit(info))}: {path} said it held {format_size(info.st_size)} "
+        "but has more (a /proc or /sys file, or one still being written). Use bash for the rest.]"
+    )
+    return replace(result, content=[TextContent(text=f"{_text_of(result)}\n\n{note}")])
+
+
+def _text_of(result: AgentToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def _image(file: BinaryIO, first: bytes, info: os.stat_result, path: str, mime_type: str) -> AgentToolResult:
+    """An image as Pi's read returns it; one larger than any provider takes is refused without reading it."""
+    too_large = info.st_size > IMAGE_LIMIT
+    data = first if too_large else first + read_at_most(file, IMAGE_LIMIT - len(first), info.st_size - len(first))
+    if too_large or len(data) > IMAGE_LIMIT:
+        raise ToolError(
+            f"Cannot read {path}: it is an image ({mime_type}) larger than {format_size(IMAGE_LIMIT)}, the most "
+            "read sends (providers refuse larger ones). Make a smaller copy with bash first."
+        )
+    image = ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+    return AgentToolResult(content=[TextContent(text=f"Read image file [{mime_type}]"), image])
 
 
 def _text_result(scan: _Scan, path: str, offset: Any, start: int, stop: int | None) -> AgentToolResult:

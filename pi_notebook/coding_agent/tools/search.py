@@ -4,7 +4,8 @@ Pi shells out to ``rg`` and ``fd``. Where they are on PATH the tools do too; oth
 this pure-Python walk, which follows the same conventions closely enough for the model: hidden files are
 included, ``.git`` is skipped, ``.gitignore`` files (the root's and nested ones) are honoured with the
 common rules (``#`` comments, ``!`` negation, trailing ``/`` for directories, anchoring by ``/``, ``*``,
-``?``, ``**``, ``[...]``), and symbolic links are not followed. Globs also accept ``{a,b}`` alternatives.
+``?``, ``**``, ``[...]``; the first 1 MB of each), and symbolic links are not followed. Globs also accept
+``{a,b}`` alternatives.
 
 Also here: :func:`listing_result`, the byte-limited result with limit notices that find, grep and ls share.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,39 @@ from typing import Any
 
 from ...agent_core import AgentToolResult
 from ..truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .files import open_regular, read_at_most
+
+GITIGNORE_LIMIT = 1 << 20
+"""The most read of one ``.gitignore`` (1 MB, some 50,000 rules); the rest of a larger one is not applied."""
+
+
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore", ".fdignore")
+"""The ignore files rg and fd read in each folder they walk (and in the folders above where they start)."""
+
+
+def special_ignore_file(directory: str, names: Sequence[str] = IGNORE_FILES) -> str | None:
+    """An ignore file in ``directory`` that is not a regular file (a FIFO, or a link to ``/dev/zero``), if any:
+    rg and fd open every ignore file they meet, and would wait on a FIFO for a writer."""
+    for name in names:
+        try:
+            mode = os.stat(os.path.join(directory, name)).st_mode
+        except OSError:
+            continue  # missing, or a dangling link, which rg and fd skip
+        if not stat.S_ISREG(mode):
+            return os.path.join(directory, name)
+    return None
+
+
+def special_ignore_file_above(path: str) -> str | None:
+    """:func:`special_ignore_file` of ``path`` (a folder) and each folder above it, ``.git/info/exclude``
+    included: rg and fd read those before they walk. A few ``stat`` calls, not a walk of the tree."""
+    folder = os.path.abspath(path)
+    while True:
+        found = special_ignore_file(folder) or special_ignore_file(os.path.join(folder, ".git", "info"), ["exclude"])
+        parent = os.path.dirname(folder)
+        if found or parent == folder:
+            return found
+        folder = parent
 
 
 def find_program(*names: str) -> str | None:
@@ -136,10 +171,12 @@ def _read_gitignore(path: str) -> list[_IgnoreRule]:
     if not os.path.isfile(path):
         return []
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            return parse_gitignore(file.read())
+        file, info = open_regular(path)  # a FIFO put there since the look cannot block the walk
+        with file:
+            text = read_at_most(file, GITIGNORE_LIMIT, info.st_size)[:GITIGNORE_LIMIT].decode("utf-8", "replace")
     except OSError:
         return []  # an unreadable .gitignore ignores nothing, as in git
+    return parse_gitignore(text)
 
 
 def _walk(
