@@ -35,7 +35,7 @@ def session_command(session: Any, line: str) -> None:
     if command == "":
         say(session.describe())
     elif command == "new" and not rest:
-        session.switch_to(*session.open_fresh())
+        start_new_session(session, "%agent_session new")
         say(session.describe())
     elif command == "open" and not rest:
         _list_pi_sessions(session)
@@ -96,6 +96,24 @@ def _export(session: Any, words: list[str]) -> None:
     unsaved = len(session.writer.unsaved)
     if unsaved and path.suffix.lower() == ".jsonl":  # the file could not be written lately: say what is missing
         say(f"note: {unsaved} entries the session file could not take yet are not in {written.name}")
+
+
+def start_new_session(session: Any, what: str) -> None:
+    """Switch ``session`` to a new, empty session file, or say in one line (:class:`UsageError`) why there is
+    none (its folder takes no file now: disk full, permissions changed, a file where the folder was); the
+    current session is kept then."""
+    try:
+        file, note = session.open_fresh()
+    except OSError as e:
+        where = f" {e.filename}" if e.filename else ""
+        raise UsageError(
+            f"{what}: cannot create the session file{where}: {e.strerror or e}; the current session is kept"
+        ) from None
+    try:
+        session.switch_to(file, note)
+    except BaseException:
+        file.close()  # not switched (the current file still holds unwritten messages): release its lock
+        raise
 
 
 def open_session_file(path: Path) -> SessionFile:

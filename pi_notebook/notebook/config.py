@@ -9,8 +9,10 @@ In ``ipython_config.py`` / ``ipython_kernel_config.py``::
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,9 @@ def check_model(name: str, spec: str, *, also: tuple[str, ...] = ()) -> str:
 
 def usable_folder(value: str) -> Path:
     """The session folder ``value`` names (relative to the current directory, where a notebook's kernel runs),
-    created if missing; a one-line :class:`TraitError` saying why if it cannot be created or written to."""
+    created if missing; a one-line :class:`TraitError` saying why if it cannot be created or a file cannot be
+    created in it. A file is really created there and removed (permission bits say nothing for root, nor for
+    ``/proc``, a read-only mount or a full disk)."""
     if not value.strip():
         raise TraitError("session_dir: must name a folder (the default is .pi_sessions)")
     folder = Path(value).expanduser()
@@ -67,8 +71,17 @@ def usable_folder(value: str) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise TraitError(f"session_dir: cannot create {folder}: {e.strerror or e}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise TraitError(f"session_dir: cannot write to {folder} (permission denied)")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".pi_notebook-probe-", dir=folder)
+    except OSError as e:
+        # /proc and /sys answer "No such file" for a file that cannot be created there.
+        why = "it takes no new files" if e.errno == errno.ENOENT and folder.is_dir() else e.strerror or e
+        raise TraitError(f"session_dir: cannot create a session file in {folder}: {why}") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError as e:
+        raise TraitError(f"session_dir: cannot remove a file from {folder}: {e.strerror or e}") from None
     return folder
 
 

@@ -10,6 +10,7 @@ thread, the notebook's wording, and a head start for the offline model.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -151,10 +152,17 @@ class NotebookSession(AgentSession):
         return session
 
     def open_fresh(self) -> tuple[SessionFile, str | None]:
-        """A new, empty session file for this notebook."""
+        """A new, empty session file for this notebook; an ``OSError`` naming its path if it cannot be made."""
         path = session_path_for(self.shell, self.config, fresh=True, cwd=self.cwd)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return SessionFile.create(path, cwd=self.cwd), None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return SessionFile.create(path, cwd=self.cwd), None
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                if path.stat().st_size == 0:
+                    path.unlink()  # created, but its header could not be written (disk full)
+            elsewhere = f" ({e.filename})" if e.filename and os.fspath(e.filename) != str(path) else ""
+            raise OSError(e.errno, f"{e.strerror or e}{elsewhere}", str(path)) from e
 
     def switch_to(self, file: SessionFile, note: str | None = None) -> None:
         """Record into another session file from now on; a restarted kernel comes back to it."""

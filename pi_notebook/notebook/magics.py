@@ -177,6 +177,8 @@ class PiMagics(Magics):
         The prompt may use ``{name}`` to insert a notebook variable (``{{`` for a brace). Everything is
         recorded in the notebook's session; the stop button aborts the run and keeps what was said.
         """
+        from .commands import start_new_session
+
         args = parse_argstring(self.agent, line)
         prompt = interpolate(cell, self.shell.user_ns).strip()
         if not prompt:
@@ -190,7 +192,7 @@ class PiMagics(Magics):
         system = _read_system(args.system)  # before --new: a refused option changes nothing
         session = self._session()
         if args.new:
-            session.switch_to(*session.open_fresh())
+            start_new_session(session, "%%agent --new")
         _refuse_if_unrecordable(session, "%%agent not run")
         try:
             model = session.resolve_model(args.model)
