@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -32,15 +33,149 @@ if TYPE_CHECKING:
 _BASH_OPTIONS = re.compile(r"\s*((?:--timeout(?:=|\s+)\S+\s*)*)(?:--\s+)?(.*)\Z", re.DOTALL)
 
 
+FIELD_SIZE_LIMIT = 100_000
+"""The largest width or precision a ``{name:...}`` field of a prompt may ask for (``{x:>99999999999}`` would
+fill the memory before failing)."""
+# Python's format spec mini-language: [[fill]align][sign][z][#][0][width][grouping][.precision][type]
+_STANDARD_SPEC = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[a-zA-Z%]?", re.DOTALL
+)
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
+_BRACES = " (write {{ and }} for literal braces)"
+_BRACE_ERRORS = {
+    "Single '}' encountered in format string": "a single } in the prompt",
+    "Single '{' encountered in format string": "a single { in the prompt",
+    "expected '}' before end of string": "a { in the prompt is never closed",
+    "unmatched '{' in format spec": "a {...} field of the prompt is not closed where it should be",
+    "end of string while looking for conversion specifier": "a { in the prompt is never closed",
+    "expected ':' after conversion specifier": "a conversion (!r, !s, !a) of the prompt is one letter, then : or }",
+}
+
+
+class _FieldError(Exception):
+    """Why one ``{...}`` field of a prompt cannot be filled (the field is added by :func:`interpolate`)."""
+
+
 def interpolate(template: str, namespace: dict[str, Any]) -> str:
-    """``{name}`` → the notebook variable's value; ``{{`` / ``}}`` → literal braces."""
+    """``{name}`` → the notebook variable's value (``{d[key]}``, ``{obj.attr}``, ``{x:>8.2f}``, ``{x!r}`` as in
+    ``str.format``); ``{{`` / ``}}`` → literal braces. A field that cannot be filled is a one-line
+    :class:`UsageError` naming it and saying why."""
+    return _fill(template, namespace, nested=False)
+
+
+def _fill(template: str, namespace: dict[str, Any], *, nested: bool) -> str:
+    formatter = string.Formatter()
     try:
-        return string.Formatter().vformat(template, (), namespace)
-    except KeyError as e:
-        name = e.args[0]
-        raise UsageError(f"{{{name}}} in the prompt is not a notebook variable (write {{{{ for a brace)") from None
-    except (IndexError, ValueError, AttributeError) as e:
-        raise UsageError(f"cannot fill the prompt's {{...}} fields: {e} (write {{{{ and }}}} for braces)") from None
+        parsed = list(formatter.parse(template))
+    except ValueError as e:
+        raise UsageError(_BRACE_ERRORS.get(str(e), f"the prompt's {{...}} fields: {e}") + _BRACES) from None
+    out: list[str] = []
+    for literal, field, spec, conversion in parsed:
+        out.append(literal)
+        if field is None:
+            continue
+        shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        try:
+            out.append(_field_text(field, spec or "", conversion, namespace, nested=nested))
+        except _FieldError as e:
+            raise UsageError(f"{shown} in the prompt: {e}{_BRACES}") from None
+    return "".join(out)
+
+
+def _field_text(field: str, spec: str, conversion: str | None, namespace: dict[str, Any], *, nested: bool) -> str:
+    """One field's text: its value looked up, converted and formatted, each step's failure said in words."""
+    value, name = _field_value(field, namespace)
+    if conversion is not None:
+        if conversion not in _CONVERSIONS:
+            raise _FieldError(f"!{conversion} is not a conversion (!r, !s or !a)")
+        try:
+            value = _CONVERSIONS[conversion](value)
+        except Exception as e:
+            raise _FieldError(f"!{conversion} of {name} raised {type(e).__name__}: {_first_line(e)}") from None
+    if "{" in spec:
+        if nested:
+            raise _FieldError("a field in a format spec cannot hold another field")
+        spec = _fill(spec, namespace, nested=True)
+    standard = _STANDARD_SPEC.fullmatch(spec)
+    for part in ("width", "precision"):
+        size = int(standard.group(part) or 0) if standard else 0
+        if size > FIELD_SIZE_LIMIT:
+            raise _FieldError(f"a {part} of {size:,} is more than the {FIELD_SIZE_LIMIT:,} a field may take")
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError) as e:
+        if not spec:
+            raise _FieldError(f"formatting {name} raised {type(e).__name__}: {_first_line(e)}") from None
+        raise _FieldError(
+            f"the format spec {spec!r} does not apply to {name} ({_a(value)}): {_first_line(e)}"
+        ) from None
+    except Exception as e:
+        raise _FieldError(f"formatting {name} raised {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _field_value(field: str, namespace: dict[str, Any]) -> tuple[Any, str]:
+    """The value ``field`` names (``d[key].attr``...) and how it was reached, for the messages."""
+    head = re.match(r"[^.\[]*", field)
+    assert head is not None
+    first, pos = head.group(), head.end()
+    if not first:
+        raise _FieldError("empty braces name no notebook variable")
+    if first.isdecimal():
+        raise _FieldError("a number names no notebook variable")
+    if first not in namespace:
+        raise _FieldError(f"{first if first.isidentifier() else repr(first)} is not a notebook variable")
+    value, name = namespace[first], first
+    while pos < len(field):
+        if field[pos] == ".":
+            part = re.compile(r"[^.\[]*").match(field, pos + 1)
+            assert part is not None
+            attribute, pos = part.group(), part.end()
+            if not attribute:
+                raise _FieldError(f"an empty attribute name after {name}")
+            value, name = _attribute(value, name, attribute), f"{name}.{attribute}"
+        else:  # "[": the parser lets nothing else follow a name or a "]"
+            end = field.find("]", pos)
+            text = field[pos + 1 : end] if end != -1 else ""
+            if not text:
+                raise _FieldError(f"an empty or unclosed [...] after {name}")
+            key: Any = int(text) if text.isdecimal() else text
+            value, name, pos = _item(value, name, key), f"{name}[{text}]", end + 1
+            if pos < len(field) and field[pos] not in ".[":
+                raise _FieldError(f"only . or [ may follow {name}")
+    return value, name
+
+
+def _attribute(value: Any, name: str, attribute: str) -> Any:
+    try:
+        return getattr(value, attribute)
+    except AttributeError:
+        raise _FieldError(f"{name} ({_a(value)}) has no attribute {attribute!r}") from None
+    except Exception as e:
+        raise _FieldError(f"reading {name}.{attribute} raised {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _item(value: Any, name: str, key: Any) -> Any:
+    try:
+        return value[key]
+    except KeyError:
+        raise _FieldError(f"{name} ({_a(value)}) has no key {key!r}") from None
+    except IndexError:
+        raise _FieldError(f"{name} ({_a(value)}) has no index {key!r}") from None
+    except TypeError as e:
+        raise _FieldError(f"{name} ({_a(value)}) cannot be indexed by {key!r}: {_first_line(e)}") from None
+    except Exception as e:
+        raise _FieldError(f"{name}[{key!r}] raised {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _a(value: Any) -> str:
+    """``"a dict"``, ``"an int"``: the value's type, for a message."""
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 SYSTEM_PROMPT_LIMIT = 1 << 20
