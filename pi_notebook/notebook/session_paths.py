@@ -3,10 +3,15 @@
 By default ``<notebook dir>/<session_dir>/<notebook name>.jsonl``; ``%agent_session new|open`` and
 ``%%agent --new`` switch to another file and leave a pointer (``<notebook>.current``) so that a restart comes
 back to it. With ``session_layout = "pi"`` new sessions go to Pi's own folder (see :mod:`.pi_layout`).
+
+A write that fails here (a full disk, a read-only folder) loses nothing and never stops a kernel: a pointer that
+cannot be written leaves the switch in place and says in one line where a restart would go instead; a copy that
+cannot be written beside the notebook's file is written in :func:`fallback_folder` and found there again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -83,12 +88,17 @@ def last_session_path(shell: Any, config: PiNotebook) -> Path:
 
 def starts_with_a_header(path: Path) -> bool:
     """True if the first line of ``path`` is a session header (a quick look, not a load)."""
+    return _header_of(path) is not None
+
+
+def _header_of(path: Path) -> dict[str, Any] | None:
+    """The first line of ``path`` if it is a session header, else ``None``."""
     try:
         with open(path, "rb") as fh:
             first = json.loads(fh.readline(1 << 20) or b"null")
     except (OSError, ValueError):
-        return False
-    return isinstance(first, dict) and first.get("type") == "session"
+        return None
+    return first if isinstance(first, dict) and first.get("type") == "session" else None
 
 
 def fallback_folder() -> Path:
@@ -97,17 +107,31 @@ def fallback_folder() -> Path:
 
 
 def remember_session(shell: Any, config: PiNotebook, path: Path) -> None:
-    """Make ``path`` the session this notebook reattaches to after a restart."""
+    """Make ``path`` the session this notebook reattaches to after a restart.
+
+    If the pointer cannot be written (disk full, a read-only folder), the switch to ``path`` stands: one line says
+    where a restart would go instead and how to come back (the old pointer, if any, is left whole)."""
     pointer = _pointer_for(shell, config)
     if pointer is None:
         return
-    pointer.parent.mkdir(parents=True, exist_ok=True)
-    if Path(path).resolve() == session_path_for(shell, config).resolve():
-        pointer.unlink(missing_ok=True)
-        return
+    path = Path(path).resolve()
     temp = pointer.with_name(pointer.name + ".tmp")
-    temp.write_text(str(Path(path).resolve()) + "\n", encoding="utf-8")
-    os.replace(temp, pointer)  # atomic: a crash leaves the old pointer or the new one, never half of one
+    try:
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        if path == session_path_for(shell, config).resolve():
+            pointer.unlink(missing_ok=True)
+            return
+        temp.write_text(str(path) + "\n", encoding="utf-8")
+        os.replace(temp, pointer)  # atomic: a crash leaves the old pointer or the new one, never half of one
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        after = last_session_path(shell, config)
+        instead = f"reopens {after}" if after.is_file() and after != path else "starts a new session"
+        print(
+            f"pi_notebook: could not write {pointer.name} ({e.strerror or e}): after a restart this notebook "
+            f"{instead}, not this one; %agent_session open {path} comes back here"
+        )
 
 
 def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
@@ -133,9 +157,19 @@ def open_or_create(path: Path, cwd: str) -> tuple[SessionFile, str | None]:
 
 
 def copies_of(path: Path) -> list[Path]:
-    """The copies other kernels made of ``path`` (``<stem>-<pid>.jsonl`` beside it), oldest first."""
-    candidates = path.parent.glob(f"{path.stem}-*.jsonl")
-    copies = [c for c in candidates if re.fullmatch(rf"{re.escape(path.stem)}-\d+\.jsonl", c.name)]
+    """The copies other kernels made of ``path``, oldest first: ``<stem>-<pid>.jsonl`` beside it, and in
+    :func:`fallback_folder` (where a copy goes when there is no room beside it) those whose header names ``path``
+    as their parent session."""
+    pattern = re.compile(rf"{re.escape(path.stem)}-\d+\.jsonl")
+    spare = fallback_folder().resolve()
+    copies = []
+    for folder in dict.fromkeys([path.parent.resolve(), spare]):
+        for candidate in folder.glob(f"{path.stem}-*.jsonl"):
+            if not pattern.fullmatch(candidate.name):
+                continue
+            if folder == spare and (_header_of(candidate) or {}).get("parentSession") != str(path):
+                continue  # the copy of another notebook's file of the same name
+            copies.append(candidate)
     return sorted(copies, key=lambda c: c.stat().st_mtime)
 
 
@@ -143,53 +177,117 @@ def open_beside(path: Path, cwd: str) -> tuple[SessionFile, str]:
     """``path`` is held by another kernel: continue in a copy this kernel can write, with the same history.
 
     A copy an earlier kernel of this notebook left (no one holds it now) is taken up again, so its history comes
-    back after a restart; what the other kernel recorded since is added to it, as a branch beside this one.
+    back after a restart; what the other kernel recorded since is added to it, as a branch beside this one. A new
+    copy that cannot be written beside ``path`` (disk full) is written in :func:`fallback_folder`, and the note
+    says so; a copy that could not be written is not left behind.
     """
     held = SessionFile.open(path, readonly=True)
-    copy = None
+    try:
+        copy = _earlier_copy(path)
+        if copy is not None:
+            problem = _add_what_the_other_kernel_recorded(copy, held, path)
+            note = f"{path} is in use by another kernel; this kernel continues its history in {copy.path.name}"
+            return copy, note + (f" ({problem})" if problem else "")
+        target = busy_copy_path(path, cwd)
+        try:
+            copy = _new_copy(target, held, path, cwd)
+        except OSError as e:
+            copy = _new_copy(fallback_folder() / target.name, held, path, cwd)
+            return copy, (
+                f"{path} is in use by another kernel and there is no room for a copy beside it "
+                f"({e.strerror or e}); this kernel continues its history in {copy.path}"
+            )
+        return copy, f"{path} is in use by another kernel; this kernel continues its history in {copy.path.name}"
+    finally:
+        held.close()
+
+
+def _earlier_copy(path: Path) -> SessionFile | None:
+    """A copy of ``path`` that no kernel holds, opened for writing (files that are not sessions are passed by:
+    e.g. an empty one that an older version left when it could not write the header)."""
     for candidate in copies_of(path) if not is_draft(path) else []:
+        if not starts_with_a_header(candidate):
+            continue
         try:
             copy = SessionFile.open(candidate)
-            break
         except (SessionError, OSError):
             continue
-    if copy is None:
-        copy = SessionFile.create(busy_copy_path(path, cwd), cwd=cwd, parent_session=str(path))
+        if copy.append_refusal() is None:
+            return copy
+        copy.close()
+    return None
+
+
+def _add_what_the_other_kernel_recorded(copy: SessionFile, held: SessionFile, path: Path) -> str | None:
+    """Import the held file's entries into ``copy`` as a branch beside the copy's own, whose leaf stays current.
+    If the disk fills up half-way, what was imported is whole and the rest stays in the other kernel's file (it is
+    imported at the next restart); the returned line says so."""
     own_leaf = copy.leaf_id
-    added = copy.import_entries(entry.to_pi_json() for entry in held.entries)
-    if own_leaf is not None and added:  # keep going where this copy was, not on the other kernel's branch
-        copy.branch(own_leaf)
-        copy.append_custom_entry(MERGED, {"from": str(path), "entries": len(added)})
-    held.close()
-    note = f"{path} is in use by another kernel; this kernel continues its history in {copy.path.name}"
-    return copy, note
+    try:
+        added = copy.import_entries(entry.to_pi_json() for entry in held.entries)
+        if own_leaf is not None and added:
+            copy.branch(own_leaf)
+            copy.append_custom_entry(MERGED, {"from": str(path), "entries": len(added)})
+    except OSError as e:
+        if own_leaf is not None:
+            copy.branch(own_leaf)  # keep going where this copy was, not on the other kernel's branch
+        return f"what the other kernel recorded since is not in it yet: {e.strerror or e}"
+    return None
+
+
+def _new_copy(target: Path, held: SessionFile, path: Path, cwd: str) -> SessionFile:
+    """A new copy of ``held`` at ``target``; if it cannot be written whole, nothing of it is left and the error
+    is raised."""
+    copy = None
+    try:
+        copy = SessionFile.create(target, cwd=cwd, parent_session=str(path))
+        copy.import_entries(entry.to_pi_json() for entry in held.entries)
+    except OSError:
+        with contextlib.suppress(OSError):  # what this call wrote (if that fails too: a later kernel completes it)
+            if copy is not None:
+                copy.close()
+                target.unlink()  # a partial copy
+            elif target.stat().st_size == 0:
+                target.unlink()  # the empty file left when its header could not be written
+        raise
+    return copy
 
 
 def merge_copies(file: SessionFile) -> str | None:
     """Add to ``file`` what other kernels recorded in their copies of it (the ones no kernel holds now), each
-    as a branch; the current branch stays. Each merged copy is renamed ``<name>.merged``. Returns the note."""
+    as a branch; the current branch stays. Each merged copy is renamed ``<name>.merged``. Returns the note.
+
+    A copy that cannot be merged now (disk full) stays as it is, and the note says so: the next kernel to open
+    ``file`` merges it (entries already added are not added twice)."""
     if file.readonly or is_draft(file.path):
         return None
-    merged = []
+    merged, failed = [], None
     for candidate in copies_of(file.path):
         try:
             copy = SessionFile.open(candidate)
         except (SessionError, OSError):
             continue  # still in use by its kernel: merged when it is free
+        leaf = file.leaf_id
         try:
-            leaf = file.leaf_id
             added = file.import_entries(entry.to_pi_json() for entry in copy.entries)
             if added:
                 if leaf is not None:
                     file.branch(leaf)
                 file.append_custom_entry(MERGED, {"from": str(candidate), "entries": len(added)})
                 merged.append(f"{len(added)} entries from {candidate.name} (last: {added[-1].id})")
+        except OSError as e:
+            if leaf is not None:
+                file.branch(leaf)  # the current branch stays, whatever was added before the failure
+            failed = f"could not merge {candidate.name} yet ({e.strerror or e}); it is merged at the next restart"
+            break
         finally:
             copy.close()
         candidate.rename(candidate.with_name(candidate.name + ".merged"))
-    if not merged:
-        return None
-    return (
-        f"merged what another kernel recorded for this notebook, as a branch: {'; '.join(merged)}. "
-        "%agent_session list shows the entries, %agent_session branch ID continues there"
-    )
+    notes = [failed] if failed else []
+    if merged:
+        notes.insert(
+            0,
+            f"merged what another kernel recorded for this notebook, as a branch: {'; '.join(merged)}. "
+            "%agent_session list shows the entries, %agent_session branch ID continues there",
+        )
+    return "; ".join(notes) or None
