@@ -40,8 +40,7 @@ def ours(expected: dict[str, Any]) -> dict[str, Any]:
     ``display: false`` here (a ``CustomMessage`` always has the key), where Pi's has none: both mean hidden in the
     UI and sent to the model. The entry itself is written back without one."""
     messages = [
-        {**m, "display": False} if m.get("role") == "custom" and "display" not in m else m
-        for m in expected["messages"]
+        {**m, "display": False} if m.get("role") == "custom" and "display" not in m else m for m in expected["messages"]
     ]
     return {**expected, "messages": messages}
 
