@@ -26,7 +26,8 @@ _KINDS = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
-_OPEN_FLAGS = os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # Windows has no FIFOs to wait on, and no O_NONBLOCK
+_OPEN_FLAGS = _NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def kind_of(mode: int) -> str:
@@ -64,7 +65,8 @@ def open_regular(path: str | os.PathLike[str], *, write: bool = False) -> tuple[
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # replaced between the look and the open
             raise NotRegularFileError(path, info.st_mode)
-        os.set_blocking(fd, True)  # no effect on a regular file's reads; writes should not return short
+        if _NONBLOCK:
+            os.set_blocking(fd, True)  # no effect on a regular file's reads; writes should not return short
         return os.fdopen(fd, "r+b" if write else "rb"), info
     except BaseException:
         os.close(fd)
@@ -87,7 +89,8 @@ def create_regular(path: str | os.PathLike[str]) -> BinaryIO:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFileError(path, info.st_mode)
-        os.set_blocking(fd, True)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "wb")
     except BaseException:
         os.close(fd)
