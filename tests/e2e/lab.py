@@ -63,6 +63,7 @@ class Lab:
             "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root",
             f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True",
             "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: cells' execution counts and outputs
+            "--JupyterNotebookApp.expose_app_in_browser=True",  # the same in Notebook 7's pages
         ]  # fmt: skip
         self.process = subprocess.Popen(cmd, cwd=root, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
@@ -110,19 +111,67 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 
 
 def open_notebook(page, lab: Lab, name: str) -> None:
-    """Open ``name`` and wait until its kernel is idle (clicking Run before that silently runs nothing)."""
+    """Open ``name`` in JupyterLab and wait until its kernel is ready (see :func:`wait_for_kernel`)."""
     # A workspace of its own, so notebooks opened by earlier tests are not restored next to this one.
     page.goto(f"{lab.url}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{name}")
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
-    page.wait_for_function(
-        "() => (document.querySelector('#jp-main-statusbar')?.textContent || '').includes('Idle')", timeout=60_000
-    )
+    wait_for_kernel(page)
 
 
-def run_all(page) -> None:
-    """Run every cell through the Run menu."""
+# JupyterLab's own view of the open notebook's kernel (in Lab and in Notebook 7): the session is ready and its
+# kernel connected and idle. Before that, "Run All" silently runs nothing: the status bar reads "No Kernel",
+# then "Initializing", "Connecting" and "Unknown" first.
+_KERNEL_READY = """() => {
+  const context = window.jupyterapp?.shell?.currentWidget?.sessionContext;
+  const kernel = context?.session?.kernel;
+  return Boolean(context?.isReady && kernel?.connectionStatus === "connected" && kernel.status === "idle");
+}"""
+_STATUS_BAR_IDLE = """() => {
+  const bar = document.querySelector("#jp-main-statusbar");
+  return !bar || bar.textContent.includes("Python 3 (ipykernel) | Idle");  // Notebook 7 has no status bar
+}"""
+
+
+def wait_for_kernel(page, timeout: float = 60_000) -> None:
+    """Wait until the open notebook's kernel is attached and idle, as JupyterLab itself knows it, and the status
+    bar says so (``Python 3 (ipykernel) | Idle``)."""
+    page.wait_for_function(_KERNEL_READY, timeout=timeout, polling=100)
+    page.wait_for_function(_STATUS_BAR_IDLE, timeout=timeout, polling=100)
+
+
+# The code cells' execution counts (``null``: never run), from JupyterLab's notebook model.
+_CODE_CELLS = """const model = window.jupyterapp?.shell?.currentWidget?.content?.model;
+  const cells = [];
+  for (let i = 0; model && i < model.cells.length; i++) {
+    if (model.cells.get(i).type === "code") cells.push(model.cells.get(i));
+  }"""
+_EXECUTION_COUNTS = f"""() => {{
+  {_CODE_CELLS}
+  return cells.map((cell) => cell.executionCount ?? null);
+}}"""
+# Since the counts were ``before``: a cell runs (or waits to), or its count changed.
+_RAN_SINCE = f"""(before) => {{
+  {_CODE_CELLS}
+  const prompts = [...document.querySelectorAll(".jp-Notebook .jp-InputPrompt")].map((p) => p.textContent);
+  return cells.some((cell, i) => cell.executionState === "running" || (cell.executionCount ?? null) !== before[i])
+    || prompts.some((text) => text.includes("[*]"));
+}}"""
+
+
+def run_all(page, timeout: float = 30_000) -> None:
+    """Run every cell through the Run menu, once the kernel is ready; fail if that ran nothing (no cell started
+    within ``timeout`` ms), instead of leaving a test to time out on outputs that never come."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    wait_for_kernel(page)
+    before = page.evaluate(_EXECUTION_COUNTS)
+    assert before, "the open notebook has no code cell (or window.jupyterapp is not exposed)"
     page.click("text=Run", timeout=10_000)
     page.click("text=Run All Cells", timeout=10_000)
+    try:
+        page.wait_for_function(_RAN_SINCE, arg=before, timeout=timeout, polling=100)
+    except PlaywrightTimeoutError:
+        raise AssertionError(f"Run All ran nothing: no code cell started within {timeout / 1000:.0f} s") from None
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:

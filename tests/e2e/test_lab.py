@@ -303,15 +303,8 @@ def _chromium_present():
 def test_notebook_7_renders_the_same_views(lab, page, request):
     page.goto(f"{lab.url}/notebooks/{own_notebook(lab, request, ROLES_CELLS)}")
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
-    for attempt in range(3):  # Run All before the kernel is attached silently runs nothing: try again
-        page.wait_for_timeout(3000)
-        run_all(page)
-        try:
-            page.wait_for_selector("[data-pane=request]", timeout=60_000 if attempt else 20_000)
-            break
-        except Exception:
-            if attempt == 2:
-                raise
+    run_all(page)  # once: it waits for the kernel to be attached, and fails if Run All ran nothing
+    page.wait_for_selector("[data-pane=request]", timeout=60_000)
     assert page.locator("article[data-role=bashExecution][data-visibility=ui]").count() >= 1
     assert page.locator("article[data-role=compactionSummary]").count() == 1
     assert page.evaluate("window.__pwned") is None
