@@ -39,6 +39,7 @@ from .run_policy import RunPlan, SessionSettings, Settings, compaction_settings,
 from .session import SessionError, SessionFile
 from .session_context import covered_by_summaries, entry_lines
 from .session_entries import CompactionEntry
+from .session_events import CompactionEvent, SessionNote
 from .session_writer import SessionWriter
 
 if TYPE_CHECKING:  # the loop, compaction, tools and asyncio load at the first run, not with the session
@@ -52,23 +53,6 @@ NOTICE = "pi_notebook.notice"
 """customType of a one-time notice about the context (a message the model sees only part of)."""
 RUN_STOPPED = "pi_notebook.run_stopped"
 """``customType`` of the notice recorded when the loop stopped a run before the model answered."""
-
-
-@dataclass
-class CompactionEvent:
-    """Told to a run's listener when the history was compacted during the run."""
-
-    message: Any
-    """The :class:`~pi_notebook.coding_agent.messages.CompactionSummaryMessage` now standing for the older part."""
-    type: str = "compaction"
-
-
-@dataclass
-class SessionNote:
-    """Told to a run's listener: something the user should read that is not part of the history."""
-
-    text: str
-    type: str = "note"
 
 
 @dataclass
@@ -480,10 +464,13 @@ class AgentSession:
         recorded if they changed (Pi's entries), and the agent set up for ``plan``."""
         self._release_deferred()
         fork = self.branches.fork_for(anchor)
-        summary = await self._branch_summary(fork, plan.model) if fork is not None else None
-        self.branches.start(anchor, fork, summary)
         if fork is not None:
-            self.reload()
+            summary = await self._branch_summary(fork, plan.model)
+            # Through the writer, as every entry: after a backlog the file could not take yet, and kept with it.
+            if self.writer.write_entry(lambda: self.branches.fork(fork, summary)):
+                self.reload()
+        if anchor:
+            self.writer.write_entry(lambda: self.branches.mark(anchor))
         model = plan.model
         if self._context_model != {"provider": model.provider, "modelId": model.id}:
             self.writer.write_entry(lambda: self.file.append_model_change(model.provider, model.id))

@@ -82,6 +82,14 @@ class BranchPlanner:
         """Record that ``anchor`` runs now: first the ``fork`` with its branch ``summary`` (a
         :class:`~pi_notebook.coding_agent.branch_summary.BranchSummary`), if any."""
         if fork is not None and summary is not None:
-            self.file.branch_with_summary(fork.parent_id, summary.summary, details=summary.details)
+            self.fork(fork, summary)
         if anchor:
-            self.file.append_custom_entry(CELL_ENTRY_TYPE, {"cellId": anchor})
+            self.mark(anchor)
+
+    def fork(self, fork: Fork, summary: Any) -> Any:
+        """Move the leaf back to where the anchor's earlier run started, with the summary of what it leaves."""
+        return self.file.branch_with_summary(fork.parent_id, summary.summary, details=summary.details)
+
+    def mark(self, anchor: str) -> Any:
+        """The entry that says ``anchor`` starts a run here."""
+        return self.file.append_custom_entry(CELL_ENTRY_TYPE, {"cellId": anchor})

@@ -21,6 +21,7 @@ from typing import Any
 
 from .messages import BashExecutionMessage
 from .secrets import SecretMasker
+from .session_events import SessionNote
 
 LIVE_TAIL_CHARS = 16_000
 LIVE_INTERVAL_SECONDS = 0.1
@@ -101,6 +102,8 @@ async def run_user_bash(
         command, output = masker.mask(command)[0], masker.mask(output)[0]
         if watch is not None and watch.seen and result.full_output_path and os.path.isfile(result.full_output_path):
             masker.mask_file(result.full_output_path)
+    if result.full_output_error is not None:  # the tail is recorded as always; only the full copy is missing
+        post(SessionNote(f"the full output could not be saved ({result.full_output_error}): its last lines are kept"))
     return BashExecutionMessage(
         command=command,
         output=output,

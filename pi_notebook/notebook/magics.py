@@ -25,6 +25,7 @@ from ..coding_agent.tools.files import FileTooLargeError, NotRegularFileError, r
 from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
 from .runner import Interrupted
+from .utf8 import say
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -236,6 +237,8 @@ class _RunView:
         self.received: list[Any] = []  # every finished message, as it came
         self.done: list[Any] = []  # what is shown: the same, a retry failing the same way counted on one card
         self.streaming: Any = None
+        self.notes: list[str] = []  # one line each, printed under the saved form (a live view's clear_output
+        # would take a line printed before it away)
         if self.live:
             display(self.widget.view_bundle(), raw=True)
 
@@ -251,7 +254,7 @@ class _RunView:
         elif kind == "compaction":
             self._add(event.message)
         elif kind == "note":  # something to read that is not part of the history (a fallback taken)
-            print(f"pi_notebook: {event.text}")
+            self.notes.append(event.text)
             return
         elif kind in ("tool_execution_start", "turn_end") and self.live:
             self.widget.flush()  # a tool call held back by the throttle must show while its tool runs
@@ -272,8 +275,10 @@ class _RunView:
         self.done = collapse_repeated_errors(self.received)
 
     def bash_progress(self, item: Any) -> None:
-        """The tail of a running command, shown as the terminal card it will become."""
-        if self.live and isinstance(item, BashProgress):
+        """The tail of a running command, shown as the terminal card it will become (and its notes)."""
+        if getattr(item, "type", None) == "note":
+            self.notes.append(item.text)
+        elif self.live and isinstance(item, BashProgress):
             self.widget.update([], streaming=BashExecutionMessage(command=item.command, output=item.tail))
 
     def finish(self, messages: list[Any] | None = None) -> None:
@@ -285,6 +290,8 @@ class _RunView:
             clear_output(wait=True)
         display(self.widget.saved_bundle(final, full_text=not self.live), raw=True)
         self.widget.discard()  # the page drops its models too: nothing of them is saved, nothing stays in the kernel
+        for note in dict.fromkeys(self.notes):
+            say(f"pi_notebook: {note}")
 
 
 @magics_class

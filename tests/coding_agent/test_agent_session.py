@@ -15,7 +15,7 @@ import pytest
 
 from pi_notebook.ai import faux
 from pi_notebook.coding_agent import AgentSession, CustomMessage, SessionSettings
-from pi_notebook.coding_agent.agent_session import CompactionEvent
+from pi_notebook.coding_agent.session_events import CompactionEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONT_END_MODULES = ("IPython", "ipykernel", "ipywidgets", "anywidget", "comm", "traitlets")

@@ -12,9 +12,8 @@ writes there:
 * the copy a second kernel makes when another kernel holds the notebook's file.
 
 What the user sees is what the front end shows: a cell's error is one line (IPython's ``_render_traceback_``),
-never a Python traceback. Two of these fail today outside the notebook's own files and are kept as strict xfails
-(reported on #21): an ``%%agent`` cell's anchor entry bypasses the writer's backlog, and a full-output file that
-cannot be written takes the command's output with it.
+never a Python traceback. (Two of these found bugs: an ``%%agent`` cell's anchor entry bypassed the writer's
+backlog, and a full-output file that could not be written took the command's output with it.)
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import pytest
 
 from pi_notebook.ai.types import UserMessage
 from pi_notebook.coding_agent.session import SessionFile
-from tests.reliability.test_real_kernel import SETUP, Reply, _texts
+from tests.reliability.test_real_kernel import SETUP, Kernel, Reply, _texts
 from tests.reliability.test_reattach_restart import restart
 
 NO_SPACE = "No space left on device"
@@ -71,16 +70,7 @@ assert -file.path.stat().st_size % page == 16
     "cell_id",
     [
         pytest.param(None, id="without a cell id"),
-        pytest.param(
-            "c2",
-            id="from a notebook cell",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="reported (#21): the cell's anchor (coding_agent/branching.py BranchPlanner.start) is appended "
-                "straight to the file, not through the writer's backlog: on a full disk %%agent fails with an "
-                "OSError traceback before the run starts",
-            ),
-        ),
+        pytest.param("c2", id="from a notebook cell"),  # its anchor entry goes through the writer's backlog too
     ],
 )
 def test_a_full_disk_keeps_the_messages_in_memory_says_so_in_one_line_and_writes_them_later(cell_id, full_disk):
@@ -115,17 +105,15 @@ def test_a_full_disk_keeps_the_messages_in_memory_says_so_in_one_line_and_writes
 LINES = 100_000  # `seq` prints 588,895 bytes: far past the 50 KB after which the full output goes to a file
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported (#21): shell_output.OutputCollector lets the temp file's ENOSPC out of feed(): %bash fails "
-    "with a traceback and records nothing, the bash tool's result is the error instead of the output",
-)
 @pytest.mark.parametrize("where", ["%bash", "the bash tool"])
 def test_a_full_temp_folder_costs_only_the_full_output_file(where, full_disk, monkeypatch):
     tmp = full_disk.folder / "tmp"
     tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))  # where the kernel's shell executor writes full outputs
-    kernel = full_disk.kernel()
+    work = full_disk.folder.parent / "work"  # the notebook and its session file: on a disk with room
+    work.mkdir()
+    kernel = Kernel(work)
+    full_disk.kernels.append(kernel)  # shut down before the full disk is unmounted
     kernel.run(SETUP)
     full_disk.fill(kernel)
     if where == "%bash":  # the cell says it in one line, as the other notes: "pi_notebook: ..."

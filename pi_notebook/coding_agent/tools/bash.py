@@ -42,14 +42,16 @@ def format_shell_output(result: ShellResult, empty_text: str = "(no output)") ->
     end = truncation.total_lines
     start = end - truncation.output_lines + 1
     path = result.full_output_path
+    error = result.full_output_error
+    where = f"The full output could not be saved: {error}" if error and not path else f"Full output: {path}"
     if truncation.last_line_partial:
         shown, whole = format_size(truncation.output_bytes), format_size(result.last_line_bytes)
-        text += f"\n\n[Showing last {shown} of line {end} (line is {whole}). Full output: {path}]"
+        text += f"\n\n[Showing last {shown} of line {end} (line is {whole}). {where}]"
     elif truncation.truncated_by == "lines":
-        text += f"\n\n[Showing lines {start}-{end} of {end}. Full output: {path}]"
+        text += f"\n\n[Showing lines {start}-{end} of {end}. {where}]"
     else:
         limit = format_size(DEFAULT_MAX_BYTES)
-        text += f"\n\n[Showing lines {start}-{end} of {end} ({limit} limit). Full output: {path}]"
+        text += f"\n\n[Showing lines {start}-{end} of {end} ({limit} limit). {where}]"
     return text, details
 
 

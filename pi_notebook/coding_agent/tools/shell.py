@@ -61,6 +61,8 @@ class ShellResult:
     """``truncate_tail`` of the output; its ``total_lines`` / ``total_bytes`` count everything printed."""
     last_line_bytes: int = 0
     """UTF-8 size of the whole last line, for the "line is N KB" notice when only its end is shown."""
+    full_output_error: str | None = None
+    """Why the full output could not be saved (the temp folder is full...); then ``full_output_path`` is None."""
 
 
 def shell_path() -> str:
@@ -203,6 +205,7 @@ async def run_shell(
         timed_out=stop_reason == "timeout",
         truncation=truncation,
         last_line_bytes=collector.last_line_bytes,
+        full_output_error=collector.temp_error,
     )
 
 

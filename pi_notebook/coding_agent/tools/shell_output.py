@@ -10,6 +10,7 @@ written to ``<tempdir>/pi-bash-<16 hex>.log``.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import re
 import secrets
@@ -97,6 +98,9 @@ class OutputCollector:
         self.last_line_bytes = 0
         self.temp_path: str | None = None
         self._temp_file: BinaryIO | None = None
+        self.temp_error: str | None = None
+        """Why the full-output file could not be written (``No space left on device``...): the command's output
+        is kept as always, only its full copy is given up (and removed)."""
 
     def feed(self, data: bytes) -> str:
         """Take a raw chunk; return its decoded text (ANSI and ``\\r`` kept) for a live display."""
@@ -135,7 +139,7 @@ class OutputCollector:
             self._open_temp_file()
         encoded = clean.encode("utf-8")
         if self._temp_file is not None:
-            self._temp_file.write(encoded)
+            self._write_temp(encoded)
         self.total_bytes += len(encoded)
         newlines = clean.count("\n")
         self.total_newlines += newlines
@@ -152,13 +156,40 @@ class OutputCollector:
             self.buffered_chars -= len(self._chunks.popleft())
 
     def _open_temp_file(self) -> None:
+        if self.temp_error is not None:
+            return  # given up once: not tried again for this command
         path = os.path.join(tempfile.gettempdir(), f"pi-bash-{secrets.token_hex(8)}.log")
-        self._temp_file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        try:
+            self._temp_file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        except OSError as e:
+            self._give_up(e)
+            return
         self.temp_path = path
         # Nothing has been dropped yet (the buffer holds twice the byte threshold, and a snapshot opens the
         # file before anything is dropped), so this backfills everything.
         for chunk in self._chunks:
-            self._temp_file.write(chunk.encode("utf-8"))
+            if not self._write_temp(chunk.encode("utf-8")):
+                return
+
+    def _write_temp(self, data: bytes) -> bool:
+        assert self._temp_file is not None
+        try:
+            self._temp_file.write(data)
+        except OSError as e:  # a full disk (or a size limit) costs the full copy, never the command's output
+            self._give_up(e)
+            return False
+        return True
+
+    def _give_up(self, error: OSError) -> None:
+        self.temp_error = error.strerror or str(error)
+        if self._temp_file is not None:
+            with contextlib.suppress(OSError):  # what it could not flush is what did not fit
+                self._temp_file.close()
+            self._temp_file = None
+        if self.temp_path is not None:
+            with contextlib.suppress(OSError):  # removing needs no room: only a vanished file fails, the aim
+                os.unlink(self.temp_path)
+            self.temp_path = None
 
     def snapshot(self) -> TruncationResult:
         """Tail truncation of the kept output, with totals that describe all output so far.
@@ -174,4 +205,8 @@ class OutputCollector:
     def close(self) -> None:
         """Close the temp file (it stays on disk for the user to read)."""
         if self._temp_file is not None:
-            self._temp_file.close()
+            try:
+                self._temp_file.close()
+            except OSError as e:  # the last buffered bytes did not fit: the copy is not whole, so none is kept
+                self._temp_file = None
+                self._give_up(e)
