@@ -24,12 +24,19 @@ from ..ai import AssistantMessage
 from .secrets import SecretMasker, file_contains
 
 __all__ = [
-    "MaskedReply", "SecretsMaskedWarning", "mask_message", "masked_names", "masking_note", "secrets_in_file",
+    "MaskedReply", "SecretsMaskedWarning", "mask_json", "mask_message", "masked_names", "masking_note",
+    "secrets_in_file",
 ]  # fmt: skip
 
 OPAQUE_KEYS = frozenset({"thinkingSignature", "textSignature", "thoughtSignature", "signature"})
 """Keys whose values are opaque tokens a provider checks (encrypted reasoning): never rewritten."""
 _NAME = re.compile(r"\[masked: ([A-Za-z_][A-Za-z0-9_]*)\]")
+
+
+def mask_json(value: Any, masker: SecretMasker | None) -> Any:
+    """A JSON value (a message or a session entry as Pi JSON) with every known secret in its strings masked,
+    opaque signatures left alone; the value itself when there is nothing to mask."""
+    return _mask(value, masker)[0] if masker else value
 
 
 def _mask(value: Any, masker: SecretMasker) -> tuple[Any, bool]:

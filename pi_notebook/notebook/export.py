@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from ..agent_core import as_agent_message
-from ..ai import AssistantMessage, get_model
-from ..ai.models import DEFAULT_ANTHROPIC_MODEL
+from ..ai import AssistantMessage
 from ..coding_agent.agent_session import AgentSession
+from ..coding_agent.masking import mask_json, mask_message
 from ..coding_agent.session import SessionFile
 from ..coding_agent.session_entries import LabelEntry, SessionEntry
-from .inspector_source import clean_body, reported_usage, request_key, retrace, source_of
+from .inspector_source import chosen_model, request_body, request_key, retrace, source_of, view_state
 from .inspector_whatif import request_models, source_secrets
 from .packed import Packer, script_json, unpack
 from .render import messages_mimebundle
@@ -168,38 +168,29 @@ def _inspector_state(source: Any, pack: Callable[[Any], Any]) -> tuple[dict[str,
     at a time, so one of them is in memory at once. Also the next request's context (for the header)."""
     src = source_of(source)
     trace = retrace(src, None, first_only=False)
-    chosen = src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
-    state: dict[str, Any] = {
-        "rows": pack(trace.rows),
-        "requests": {},
-        "provider": request_key(chosen),
-        "context_window": int(chosen.context_window or 0),
-        "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
-        "overhead_tokens": {"system": src.system_tokens, "tools": src.tools_tokens},
-        "reported_usage": reported_usage(trace.messages),
-        "model_name": f"{chosen.provider}/{chosen.id}",
-        "notes": pack([*src.notes, *trace.notes]),
-        "busy": False,
-        "requests_before": {},
-        "compaction": pack(src.compaction),
-    }
+    chosen = chosen_model(src)
+    state: dict[str, Any] = {key: pack(value) for key, value in view_state(src, trace, chosen).items()}
+    state.update(requests={}, provider=request_key(chosen), busy=False, requests_before={})
     del trace  # its rows are packed
     secrets = source_secrets(source)
     for key, model in request_models(chosen, src.model).items():
-        try:
-            body = src.call.request(model)  # the preview's: what the agent loop would send
-        except Exception as e:  # a builder that cannot handle this context: show why, keep the others
-            body = {"error": f"{type(e).__name__}: {e}"}
-        state["requests"][key] = pack(clean_body(body, secrets))
+        state["requests"][key] = pack(request_body(src, model, secrets)[1])
     return state, src.call.context
 
 
 def _packed_state(source: Any, title: str | None, packer: Packer) -> tuple[dict[str, Any], dict[str, Any]]:
     """The page's views' state, packed (:mod:`~.packed`: each text once), and the header's facts. The
-    transcript is packed first, so the parts are the session's own strings, not copies."""
-    transcript = {key: packer.pack(value) for key, value in transcript_state(source, title=title).items()}
-    inspector, context = _inspector_state(source, packer.pack)
-    return {"transcript": transcript, "inspector": inspector}, _about(source, _typed(source), context)
+    transcript is packed first, so the parts are the session's own strings, not copies. Known secrets are masked
+    as it is packed: a session's messages already are, a session file or a list given here may not be."""
+    masker = _masker_of(source)
+
+    def pack(value: Any) -> Any:
+        return packer.pack(mask_json(value, masker))
+
+    transcript = {key: pack(value) for key, value in transcript_state(source, title=title).items()}
+    inspector, context = _inspector_state(source, pack)
+    about = mask_json(_about(source, _typed(source), context), masker)
+    return {"transcript": transcript, "inspector": inspector}, about
 
 
 def page_state(source: Any, *, title: str | None = None) -> dict[str, Any]:
@@ -387,8 +378,9 @@ def export_markdown(session_or_messages: Any, path: str | os.PathLike[str], *, t
     """Write a readable Markdown transcript (the notebook's ``text/markdown`` rendering: links other than
     http(s) and mailto defanged, raw HTML escaped). Replaces a file at ``path``; returns the path written."""
     _not_the_source(session_or_messages, path)
-    messages = _typed(session_or_messages)
-    about = _about(session_or_messages, messages)
+    masker = _masker_of(session_or_messages)
+    messages = [mask_message(m, masker)[0] for m in _typed(session_or_messages)]
+    about = mask_json(_about(session_or_messages, messages), masker)
     text = messages_mimebundle(messages, title=_page_title(about, title))["text/markdown"] + "\n"
     return _write_atomically(path, lambda tmp: _write_text(tmp, [text]))
 
@@ -401,6 +393,16 @@ def _entry_json(entry: SessionEntry) -> dict[str, Any]:
     return {**entry.to_pi_json(), "id": entry.id, "parentId": entry.parent_id}
 
 
+def _masker_of(source: Any) -> Any:
+    """The secrets an export masks: the session's (none when its ``mask_secrets`` is off), else the
+    environment's."""
+    if isinstance(source, AgentSession):
+        return source.masker()
+    from ..coding_agent.secrets import SecretMasker
+
+    return SecretMasker.from_environment() or None
+
+
 def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = False) -> Path:
     """Write a Pi session file (v3) that Pi and ``%agent_session open`` open: a new header (a new id,
     ``parentSession`` naming the source file) and the entries of the current branch, root to leaf, with the
@@ -410,8 +412,9 @@ def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = Fal
     Replaces a file at ``path``; returns the path written."""
     _not_the_source(session, path)
     file = _file_of(session)
+    masker = _masker_of(session)  # a file written before masking, or by Pi, may hold a secret: not its copy
     if file is None:
-        messages = _typed(session)
+        messages = [mask_message(m, masker)[0] for m in _typed(session)]
         if tree:
             raise ExportError("a list of messages has no tree; export it without tree=True")
 
@@ -427,7 +430,7 @@ def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = Fal
 
     def write(tmp: Path) -> None:
         with SessionFile.create(tmp, file.cwd, parent_session=str(file.path)) as out:
-            out.import_entries(_entry_json(e) for e in entries)
+            out.import_entries(mask_json(_entry_json(e), masker) for e in entries)
             if tree:
                 return
             # Labels written off the branch still name its entries: carry them over, as Pi's fork does. (A label

@@ -36,20 +36,20 @@ import traitlets as t
 from IPython.display import display, update_display
 
 from ..agent_core import Agent, on_registry_change, registry_version
-from ..ai import Model, get_model
-from ..ai.models import DEFAULT_ANTHROPIC_MODEL
+from ..ai import Model
 from ..coding_agent.agent_session import AgentSession
 from .inspector_source import (
     LONG,
     STEP,
     Source,
     Trace,
-    clean_body,
-    reported_usage,
+    chosen_model,
+    request_body,
     request_key,
     resolve_model,
     retrace,
     source_of,
+    view_state,
 )
 from .inspector_whatif import preview, request_models, source_secrets
 from .saved import INSPECTOR_KEYS, inspector_bundle
@@ -226,17 +226,7 @@ class InspectorWidget(LiveWidget):
         trace = retrace(src, self._trace, first_only=defer)
         self._src, self._trace, self._todo = src, trace, None
         chosen = self._chosen(src)
-        state: dict[str, Any] = {
-            "rows": trace.rows,
-            "context_window": int(chosen.context_window or 0),
-            "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
-            "overhead_tokens": {"system": src.system_tokens, "tools": src.tools_tokens},
-            "reported_usage": reported_usage(trace.messages),
-            "model_name": f"{chosen.provider}/{chosen.id}",
-            "notes": [*src.notes, *trace.notes],
-            "compaction": src.compaction,
-            "busy": True,
-        }
+        state: dict[str, Any] = {**view_state(src, trace, chosen), "busy": True}
         if before is not None:
             state["requests_before"] = before
         if not self._default_provider:
@@ -253,7 +243,7 @@ class InspectorWidget(LiveWidget):
         return self._src
 
     def _chosen(self, src: Source) -> Model:
-        return self._model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
+        return chosen_model(src, self._model)
 
     def _requests_state(self, *, one: bool = False) -> dict[str, Any]:
         """The request bodies of the traced history (rebuilt from all of it: that is what the builders do; the
@@ -274,11 +264,7 @@ class InspectorWidget(LiveWidget):
         now = todo[:1] if one else todo
         secrets = source_secrets(self._source)
         for key in now:
-            try:
-                body = src.call.request(models[key])  # the preview's: what the agent loop would send
-            except Exception as e:  # a builder that cannot handle this context: show why, keep the others
-                body = {"error": f"{type(e).__name__}: {e}"}
-            self._built[key] = (body, clean_body(body, secrets, self._built.get(key)))
+            self._built[key] = request_body(src, models[key], secrets, self._built.get(key))
         self._todo = [key for key in todo if key not in now]
         self._built = {key: self._built[key] for key in models if key in self._built}
         requests = {key: built[1] for key, built in self._built.items()}

@@ -289,3 +289,38 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     else:
         trace.advance(remaining)
     return trace
+
+
+def chosen_model(src: Source, model: Model | None = None) -> Model:
+    """The model whose request is shown first: the one asked for, else the source's, else a catalogue default."""
+    from ..ai.models import DEFAULT_ANTHROPIC_MODEL
+
+    return model or src.model or get_model(DEFAULT_ANTHROPIC_MODEL)
+
+
+def view_state(src: Source, trace: Trace, chosen: Model) -> dict[str, Any]:
+    """The inspector's state that does not depend on the request bodies: rows, the gauge's figures, the notes and
+    the compaction marks (the widget and the export page both show exactly this)."""
+    return {
+        "rows": trace.rows,
+        "context_window": int(chosen.context_window or 0),
+        "total_tokens": trace.total_tokens + src.system_tokens + src.tools_tokens,
+        "overhead_tokens": {"system": src.system_tokens, "tools": src.tools_tokens},
+        "reported_usage": reported_usage(trace.messages),
+        "model_name": f"{chosen.provider}/{chosen.id}",
+        "notes": [*src.notes, *trace.notes],
+        "compaction": src.compaction,
+    }
+
+
+def request_body(
+    src: Source, model: Model, secrets: list[str], before: tuple[Any, Any] | None = None
+) -> tuple[Any, Any]:
+    """``model``'s request body of the source's next call (the preview's: what the agent loop would send), as built
+    and as cleaned for the view (:func:`clean_body`; ``before``: the last build, whose unchanged parts are reused).
+    A builder that cannot handle the context gives ``{"error": ...}``, and the other bodies are still shown."""
+    try:
+        body = src.call.request(model)
+    except Exception as e:
+        body = {"error": f"{type(e).__name__}: {e}"}
+    return body, clean_body(body, secrets, before)

@@ -18,6 +18,7 @@ import warnings
 import pytest
 
 import pi_notebook
+import pi_notebook.notebook.export
 from pi_notebook.ai import faux
 from pi_notebook.coding_agent import CustomMessage
 from pi_notebook.coding_agent.masking import SecretsMaskedWarning
@@ -35,9 +36,10 @@ def a_token(monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
 
 
-def everything(shell) -> str:
+def everything(shell, *, session_file: bool = True) -> str:
     """Every artefact a user can keep: the session file, the live history, the widget states, what the model
-    was sent, the inspector's request bodies, the three exports."""
+    was sent, the inspector's request bodies, the three exports (``session_file=False``: not the file itself,
+    for a file written before masking that is opened as it is)."""
     session = shell.session
     folder = shell.notebook.parent
     shell.cell(f"%agent_session export {folder / 'out.html'}")
@@ -45,7 +47,7 @@ def everything(shell) -> str:
     shell.cell(f"%agent_session export {folder / 'out.jsonl'}")
     inspector = pi_notebook.inspect(session)
     parts = [
-        session.file.path.read_text(encoding="utf-8"),
+        session.file.path.read_text(encoding="utf-8") if session_file else "",
         json.dumps([m.to_pi_json() for m in session.messages]),
         json.dumps(pi_notebook.show(session).get_state(), default=str),
         json.dumps(inspector.get_state(), default=str),
@@ -139,3 +141,20 @@ def test_the_views_mark_a_masked_prompt(shell):
     shell.agent("Use {token}.")
     html = pi_notebook.show(shell.session)._repr_mimebundle_()[0]["text/html"]
     assert MARK in html and TOKEN not in html
+
+
+def test_every_export_of_a_file_that_holds_a_secret_masks_it(shell, tmp_path):
+    path = tmp_path / "old.jsonl"
+    with SessionFile.create(path, cwd=str(tmp_path)) as old:  # written before masking (or by Pi, which has none)
+        old.append_message(faux.message(f"the token is {TOKEN}"))
+        old.append_custom_message_entry("note", f"token={TOKEN}", display=True, details={"raw": TOKEN})
+    source = SessionFile.open(path, readonly=True)
+    try:
+        for ext in ("html", "md", "jsonl"):
+            written = pi_notebook.notebook.export.export_session(source, tmp_path / f"copy.{ext}")
+            text = written.read_text(encoding="utf-8")
+            assert TOKEN not in text and "GH_TOKEN" in text, ext
+        shell.cell(f"%agent_session open {path}")  # and from the session it is opened as
+        assert TOKEN not in everything(shell, session_file=False)
+    finally:
+        source.close()
