@@ -45,7 +45,8 @@ def session_command(session: Any, line: str) -> None:
         try:
             session.switch_to(file)
         except BaseException:
-            file.close()  # not switched (the current file still holds unwritten messages): release its lock
+            if session.file is not file:  # not switched (the current file holds unwritten messages): release it
+                file.close()
             raise
         warnings = session.file.warnings
         for warning in warnings[:SHOWN_WARNINGS]:
@@ -112,7 +113,8 @@ def start_new_session(session: Any, what: str) -> None:
     try:
         session.switch_to(file, note)
     except BaseException:
-        file.close()  # not switched (the current file still holds unwritten messages): release its lock
+        if session.file is not file:  # not switched (the current file holds unwritten messages): release it
+            file.close()
         raise
 
 
