@@ -97,6 +97,7 @@ class AgentSession:
         self._listener: Callable[[Any], Any] | None = None  # the current run's on_event
         self.pipeline: ContextPipeline | None = None
         self._preview_pipeline: ContextPipeline | None = None  # the last preview's, when the runs' did not suit
+        self._imageless: Any = None  # the converter for models that read no images (one, kept: see _convert_for)
         self._choices: dict[str, Any] = {}  # the last run's own choices: the next preview's
         self._notices: list[str] = []  # said during a run, recorded after it
         self._change_listeners: list[Callable[[], Any]] = []
@@ -336,6 +337,22 @@ class AgentSession:
         agent.stream_options["session_id"] = self.file.session_id  # prompt caching per session, as Pi does
         if agent.transform_context is not pipeline:
             agent.transform_context = pipeline
+        convert = self._convert_for(plan.model, agent.convert_to_llm)
+        if agent.convert_to_llm is not convert:
+            agent.convert_to_llm = convert
+
+    def _convert_for(self, model: Model, current: Callable[..., Any]) -> Callable[..., Any]:
+        """The converter for ``model`` around the one in use (yours, or Pi's): the same object every time for the
+        same converter, so a view that previews after every change can tell nothing changed."""
+        from .context_pipeline import ImagelessConvert, convert_for
+
+        base = current.base if isinstance(current, ImagelessConvert) else current
+        wanted = convert_for(model, base)
+        if not isinstance(wanted, ImagelessConvert):
+            return wanted
+        if self._imageless is None or self._imageless.base is not base:
+            self._imageless = wanted
+        return self._imageless
 
     def preview(
         self, prompt: str | None = None, *, plan: RunPlan | None = None, messages: Sequence[Any] | None = None

@@ -17,20 +17,24 @@ remembered. ``Agent.preview`` calls it, so a view of the next request runs exact
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_core import as_agent_message
+from ..agent_core import as_agent_message, convert_to_llm
 from ..agent_core.convert import await_stage, takes_signal
 from ..agent_core.preview import resolve_awaitable
-from ..ai import Model
+from ..ai import Model, TextContent, UserMessage
 from .compaction import CompactionSettings, Compactor, find_cut_point
 from .context_fit import ContextFitter
 from .messages import CompactionSummaryMessage
 
-__all__ = ["COMPACTION_DUE", "ContextPipeline", "PipelinePreview", "compaction_state", "overhead_tokens"]
+__all__ = [
+    "COMPACTION_DUE", "IMAGE_OMITTED", "ContextPipeline", "ImagelessConvert", "PipelinePreview", "compaction_state",
+    "convert_for", "overhead_tokens",
+]  # fmt: skip
 
 COMPACTION_DUE = "the history passes the compaction threshold: the next LLM call compacts it first"
 """What a preview says when the next call would compact first."""
@@ -160,3 +164,51 @@ def overhead_tokens(context: Any) -> tuple[int, int]:
         for tool in context.tools or ()
     )
     return math.ceil(system / 4), math.ceil(tools / 4)
+
+
+IMAGE_OMITTED = "(image omitted: model does not support images)"
+"""Pi's words for a user image a model cannot see (its ``transformMessages``)."""
+
+
+class ImagelessConvert:
+    """``convert_to_llm`` for a model that reads no images: what ``base`` converts, each user message's images
+    replaced by Pi's placeholder (consecutive ones said once), so the model is told an image was there (a
+    notebook cell's plot, an image in a prompt) instead of the provider dropping it without a word. Converts
+    message by message when ``base`` does."""
+
+    def __init__(self, base: Callable[..., Any]):
+        self.base = base
+        self.per_message = base is convert_to_llm or getattr(base, "per_message", False) is True
+
+    def __call__(self, messages: list[Any]) -> Any:
+        out = self.base(messages)
+        if inspect.isawaitable(out):
+            return self._after(out)
+        return [_imageless(m) for m in out]
+
+    async def _after(self, pending: Any) -> list[Any]:
+        return [_imageless(m) for m in await pending]
+
+
+def _imageless(message: Any) -> Any:
+    if not isinstance(message, UserMessage) or isinstance(message.content, str):
+        return message
+    if not any(block.type == "image" for block in message.content):
+        return message
+    blocks: list[Any] = []
+    for block in message.content:
+        if block.type != "image":
+            blocks.append(block)
+        elif not (blocks and blocks[-1].type == "text" and blocks[-1].text == IMAGE_OMITTED):
+            blocks.append(TextContent(text=IMAGE_OMITTED))
+    return message.model_copy(update={"content": blocks})
+
+
+def convert_for(model: Model | None, base: Callable[..., Any] = convert_to_llm) -> Callable[..., Any]:
+    """The converter a run with ``model`` uses: ``base`` itself for a model that reads images (or none known), an
+    :class:`ImagelessConvert` of it for one that does not."""
+    if isinstance(base, ImagelessConvert):
+        base = base.base
+    if model is None or "image" in model.input:
+        return base
+    return ImagelessConvert(base)

@@ -23,6 +23,8 @@ from ..ai import UnknownModelError, get_model
 from ..coding_agent.run_policy import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, THINKING_LEVELS, parse_tools
 
 SESSION_LAYOUTS = ("notebook", "pi")
+CELL_SETTINGS = ("all", "errors", "off")
+"""``cells``: which cells join the history (see :mod:`.cell_recorder`)."""
 
 
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
@@ -125,8 +127,20 @@ class PiNotebook(Configurable):
     mask_secrets = Flag(
         True,
         help="Replace the values of known secrets (provider keys, *_API_KEY / *_TOKEN / *_SECRET variables) with "
-        "[masked: NAME] in %bash output and the agent's tool results, before they are stored or sent.",
+        "[masked: NAME] in every message (prompts, replies, %bash output, tool results, cells) before it is stored, "
+        "shown or sent.",
     ).tag(config=True)
+    cells = Unicode(
+        "all",
+        help="Which cells you run join the agent's history (their code, output, images and error): all, errors "
+        "(only the cells that fail) or off. %agent_private keeps one cell out of what is sent.",
+    ).tag(config=True)
+
+    @validate("cells")
+    def _valid_cells(self, proposal):
+        if proposal["value"] not in CELL_SETTINGS:
+            raise TraitError(f"cells: must be one of {', '.join(CELL_SETTINGS)}, not {proposal['value']!r}")
+        return proposal["value"]
 
     @validate("tools")
     def _valid_tools(self, proposal):

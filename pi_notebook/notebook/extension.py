@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import cell_message  # noqa: F401 - registers the notebookCell role before any session is read
 from .config import PiNotebook
 from .kernel import NotebookSession
 from .magics import PiMagics
@@ -23,9 +24,13 @@ def current_session() -> NotebookSession:
 
 def load(shell: Any) -> None:
     """Register the magics on ``shell`` and open (or reattach to) its session."""
+    from .cell_recorder import CellRecorder
+
     previous = _state.get("session")
     if previous is not None:
         previous.file.close()  # a reload reattaches: release the lock first
+    if _state.get("recorder") is not None:
+        _state.pop("recorder").detach()
     config = PiNotebook(parent=shell)
     session = NotebookSession.for_shell(shell, config)
     _state["session"] = session
@@ -39,6 +44,9 @@ def load(shell: Any) -> None:
         say(f"pi_notebook: {warning}")
     if len(session.load_warnings) > len(shown):
         say(f"pi_notebook: and {len(session.load_warnings) - len(shown)} more (%agent_session shows them all)")
+    recorder = _state["recorder"] = CellRecorder(shell, current_session, config)
+    magics.recorder = recorder  # (%agent_private marks the cell being recorded)
+    recorder.attach()  # from the next cell on, the cells you run join the history (%agent_config cells=...)
     if getattr(shell, "kernel", None) is not None:  # interactive Jupyter only: not scripts, not terminal IPython
         session.warm_up()
 
@@ -48,3 +56,6 @@ def unload(shell: Any) -> None:
     session = _state.pop("session", None)
     if session is not None:
         session.file.close()
+    recorder = _state.pop("recorder", None)
+    if recorder is not None:
+        recorder.detach()

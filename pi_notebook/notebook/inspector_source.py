@@ -205,6 +205,8 @@ class Trace:
     """Rows whose converter raised."""
     covered: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """What each compaction summary replaced (:attr:`Source.covered`), added to its row as ``covered``."""
+    convert: Any = convert_to_llm
+    """The converter the rows were made with (one that converts message by message, when ``stepwise``)."""
 
     @property
     def complete(self) -> bool:
@@ -214,7 +216,7 @@ class Trace:
         """The same trace of a history that grew (new lists: the old ones stay as the widget state holds them)."""
         return Trace(
             messages, self.stepwise, list(self.rows), list(self.llm_messages), self.total_tokens, self.aligned,
-            self.done, list(self.notes), self.version, self.errors, self.covered,
+            self.done, list(self.notes), self.version, self.errors, self.covered, self.convert,
         )  # fmt: skip
 
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
@@ -235,7 +237,7 @@ class Trace:
         not its square; the rows are those of one trace of the whole)."""
         stop = min(len(self.messages), self.done + count)
         for start in range(self.done, stop, STEP):
-            part = trace_boundary(self.messages[start : min(stop, start + STEP)], None, convert_to_llm)
+            part = trace_boundary(self.messages[start : min(stop, start + STEP)], None, self.convert)
             rows = [row.to_json() for row in part.rows]
             for data in rows:
                 if data["index"] is not None:
@@ -261,7 +263,10 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     unchanged = transformed is None or (
         len(transformed) == len(typed) and all(a is b for a, b in zip(transformed, typed, strict=False))
     )
-    stepwise = call.convert is convert_to_llm and unchanged
+    # Rows can be made in steps (and only the new messages traced) when each message converts on its own: Pi's
+    # convert_to_llm, or a converter that says so (the session's for a model that reads no images).
+    per_message = call.convert is convert_to_llm or getattr(call.convert, "per_message", False) is True
+    stepwise = per_message and unchanged
     version = registry_version()  # read before converting: a registration meanwhile makes these rows stale
     if not stepwise:
         staged = transformed
@@ -276,11 +281,16 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     grew = (
         before is not None
         and before.stepwise
+        and before.convert is call.convert
         and before.version == version
         and len(typed) >= len(before.messages)
         and all(a is b for a, b in zip(before.messages, typed, strict=False))
     )
-    trace = before.extended(typed) if before is not None and grew else Trace(typed, True, version=version)
+    trace = (
+        before.extended(typed)
+        if before is not None and grew
+        else Trace(typed, True, version=version, convert=call.convert)
+    )
     trace.covered = src.covered
     trace.notes = notes + [CONVERTER_FAILED] * bool(trace.errors)
     remaining = len(typed) - trace.done

@@ -303,6 +303,8 @@ class PiMagics(Magics):
     def __init__(self, shell: InteractiveShell, session_getter: Any):
         super().__init__(shell)
         self._session = session_getter
+        self.recorder: Any = None
+        """The cell recorder (:class:`~.cell_recorder.CellRecorder`) ``%agent_private`` marks the running cell with."""
 
     @magic_arguments()
     @argument("--model", "-m", help="provider/id, e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2, local")
@@ -341,18 +343,66 @@ class PiMagics(Magics):
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
         print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
-        view = _RunView(self.shell, quiet=args.quiet)
+        self._run(
+            session, prompt, quiet=args.quiet, model=model, system_prompt=system, tools=tools,
+            thinking=args.thinking, max_turns=args.max_turns,
+        )  # fmt: skip
+
+    def _run(self, session: Any, prompt: str, *, quiet: bool = False, **choices: Any) -> list[Any]:
+        """Run the agent on ``prompt`` for this cell, showing the run; the new messages. A run stopped by the stop
+        button (or a write the file refused) ends the cell in one line, after everything said is kept."""
+        view = _RunView(self.shell, quiet=quiet)
         try:
-            _, interrupted = session.run_prompt(
-                prompt, on_event=view.agent_event, model=model, system_prompt=system, tools=tools,
-                thinking=args.thinking, max_turns=args.max_turns, anchor=_cell_id(self.shell),
-            )  # fmt: skip
+            new, interrupted = session.run_prompt(
+                prompt, on_event=view.agent_event, anchor=_cell_id(self.shell), **choices
+            )
         except Interrupted as e:
             raise CellInterrupted(f"{e}; what the run had finished saying is kept in the session") from None
         view.finish()
         session.check_saved()
         if interrupted:
             raise CellInterrupted("the run was aborted; everything said so far is kept in the session")
+        return new
+
+    @magic_arguments()
+    @argument("--model", "-m", help="provider/id (default: as %%agent)")
+    @argument("hint", nargs="*", help="anything the agent should know (e.g. 'the column is called price')")
+    @line_magic
+    def agent_fix(self, line: str) -> None:
+        """Ask the agent why the last failing cell failed, and for a corrected cell: it is put below this one, for
+        you to read and run (never run by itself). ``%agent_fix [--model M] [HINT...]``."""
+        from .fix import corrected_cell, failing_cell, fix_prompt
+
+        args = parse_argstring(self.agent_fix, line)
+        session = self._session()
+        cell = failing_cell(session.messages)
+        if cell is None:
+            raise UsageError(
+                "%agent_fix: no failing cell to fix (the agent is sent the cells you run: run the failing cell, "
+                "with %agent_config cells=all or errors, then %agent_fix)"
+            )
+        _refuse_if_unrecordable(session, "%agent_fix not run")
+        try:
+            model = session.resolve_model(args.model)
+        except (UnknownModelError, ValueError) as e:
+            raise UsageError(f"--model: {e}") from e
+        print_model_note(model)
+        new = self._run(session, fix_prompt(cell, " ".join(args.hint)), model=model)
+        replies = [m for m in new if getattr(m, "role", None) == "assistant"]
+        text = "".join(b.text for b in replies[-1].content if b.type == "text") if replies else ""
+        code = corrected_cell(text)
+        if code is None:
+            say("pi_notebook: the reply holds no code block, so no cell was added")
+            return
+        self.shell.set_next_input(code, replace=False)
+        say("pi_notebook: the corrected cell is below this one: read it, then run it")
+
+    @line_magic
+    def agent_private(self, line: str) -> None:
+        """Keep the cell this line is in out of what the agent is sent: it is still shown in the session's
+        transcript and stored (like ``%bash!`` for a command). Cells are recorded per ``%agent_config cells``."""
+        if self.recorder is not None:
+            self.recorder.mark_private()
 
     @magic_arguments()
     @argument("--timeout", type=float, help="seconds before the command is stopped")

@@ -8,7 +8,8 @@ import queue
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-SETUP = "%load_ext pi_notebook\nfrom pi_notebook.ai import faux"
+SETUP = "%load_ext pi_notebook\n%agent_config cells=off\nfrom pi_notebook.ai import faux"  # (the cells scripting the
+# faux model are the test's own: not part of the conversation these tests check; test_cells.py checks cells)
 ROLES = "import pi_notebook, json\nprint(json.dumps([m.role for m in pi_notebook.current_session().messages]))"
 
 

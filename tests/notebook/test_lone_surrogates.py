@@ -51,7 +51,7 @@ def sendable(bundle) -> dict:
 
 def test_a_lone_surrogate_in_a_prompt_is_kept_and_shown_and_exported_safely(shell, tmp_path, packing_comms):
     faux.set_responses([f"a reply with one too: {LONE}"])
-    assert shell.cell("x = '\\udc00'").success
+    shell.ip.user_ns["x"] = LONE  # (as a cell would set it; the cells you run are recorded too: test_cells.py)
     with capture_output() as shown:
         result = shell.agent("hello {x} there")
     assert result.success, result.error_in_exec
