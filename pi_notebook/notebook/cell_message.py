@@ -21,6 +21,7 @@ from pydantic import Field
 
 from ..agent_core import register_message_type
 from ..ai import ImageContent, Number, PiModel, TextContent, UserMessage, now_ms
+from ..coding_agent import messages as _coding_roles  # noqa: F401 - the app below registers its roles first
 
 __all__ = ["CellError", "NotebookCellMessage", "notebook_cell_to_text"]
 

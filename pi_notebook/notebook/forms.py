@@ -24,6 +24,7 @@ from ..ai import AssistantMessage, ImageContent, TextContent, ThinkingContent
 from ..ai.types import ToolCall, ToolResultMessage, UserMessage
 from ..coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from ..coding_agent.secrets import has_masked
+from .cell_message import NotebookCellMessage
 
 __all__ = [
     "Block", "Call", "Codes", "Form", "Header", "Line", "Look", "Part", "Prose", "Thinking", "clean", "message_form",
@@ -240,6 +241,30 @@ def _bash(m: BashExecutionMessage) -> Form:
     return Form("shell", Header("Shell", marks=_visibility_mark(m)), tuple(parts))
 
 
+def _notebook_cell(m: NotebookCellMessage) -> Form:
+    """A cell the user ran, as Jupyter shows one: its source, what it printed, its pictures, its error."""
+    parts: list[Part] = [Block(clean(m.source).strip("\n"), "python")]
+    if m.output:
+        parts.append(Block(m.output))
+    parts += [Line(_image_label(image)) for image in m.images]
+    if m.error is not None:
+        head = f"{m.error.name}: {m.error.value}" if m.error.value else m.error.name
+        parts.append(Line(one_line(head), "✗ error:"))
+        parts += [Block(m.error.traceback)] if m.error.traceback else []
+    if not (m.output or m.images or m.error):
+        parts.append(Line("(no output)"))
+    parts += [Line(one_line(line)) for line in m.omitted]
+    status = ["cancelled"] if m.cancelled else []
+    if m.truncated:
+        status.append(f"truncated — full output: {m.full_output_path}" if m.full_output_path else "truncated")
+    if has_masked(m.output) or has_masked(m.source):
+        status.append(_MASKED_MARK)
+    parts += [Codes(tuple(status))] if status else []
+    marks = _visibility_mark(m) + (("✗ error",) if m.error is not None else ())
+    count = f"In [{m.execution_count}]" if m.execution_count is not None else None
+    return Form("shell", Header("Notebook cell", count, marks), tuple(parts))
+
+
 def _custom(m: CustomMessage) -> Form:
     return Form("custom", Header("Custom", m.custom_type, _visibility_mark(m)), tuple(_content(m.content)))
 
@@ -271,6 +296,7 @@ _FORMS: dict[type, Any] = {
     UserMessage: _user,
     ToolResultMessage: _tool_result,
     BashExecutionMessage: _bash,
+    NotebookCellMessage: _notebook_cell,
     CustomMessage: _custom,
     BranchSummaryMessage: _branch_summary,
     CompactionSummaryMessage: _compaction_summary,

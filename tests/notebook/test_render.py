@@ -30,6 +30,7 @@ from pi_notebook.ai import (
     Usage,
     UserMessage,
 )
+from pi_notebook.notebook.cell_message import CellError, NotebookCellMessage
 from pi_notebook.notebook.render import MessagesView, message_markdown, message_text, messages_mimebundle
 
 XSS = "<script>alert(1)</script>"
@@ -207,6 +208,36 @@ def test_bash_excluded_cancelled_and_empty():
     assert "not sent to the LLM" in md.splitlines()[0]
     assert "cancelled" in text and "exit" not in text and "(no output)" in text
     assert "exit 0" in message_text(BashExecutionMessage(command="true", exit_code=0))
+
+
+# --- notebook cell ---------------------------------------------------------------------------------------
+
+
+def test_a_failing_cell_with_a_plot_reads_as_a_cell_its_output_picture_and_error():
+    m = NotebookCellMessage(
+        source="plot(x)\nd['b']",
+        execution_count=7,
+        output="drawn\n",
+        images=[png(2048)],
+        error=CellError(name="KeyError", value="'b'", traceback="Traceback (most recent call last)\nKeyError: 'b'"),
+    )
+    text, md = both(m)
+    assert text.splitlines()[0] == "[notebook cell: In [7]] (✗ error)"
+    assert "[image: image/png, 2 KB]" in text and "✗ error: KeyError: 'b'" in text
+    assert fenced_blocks(md) == ["plot(x)\nd['b']", "drawn", "Traceback (most recent call last)\nKeyError: 'b'"]
+    assert md.splitlines()[2] == "```python"
+
+
+def test_a_private_cut_interrupted_cell_says_each():
+    m = NotebookCellMessage(
+        source=f"print({XSS!r})", output=XSS, cancelled=True, truncated=True, full_output_path="/tmp/c.log",
+        omitted=["an image of 20 MB was left out"], exclude_from_context=True,
+    )  # fmt: skip
+    text, md = both(m)
+    assert text.splitlines()[0] == "[notebook cell] (not sent to the LLM)"
+    assert "cancelled · truncated — full output: /tmp/c.log" in text and "an image of 20 MB was left out" in text
+    assert "<script>" not in outside_fences(md)
+    assert "(no output)" in message_text(NotebookCellMessage(source="x = 1"))
 
 
 def test_bash_multiline_command_is_fenced():

@@ -1,28 +1,15 @@
 // Content blocks (text / image) and long outputs, shared by the role renderers.
 import { ansiToFragment } from "./ansi.js";
 import { h, jsonBlock } from "./dom.js";
+import { imageBlock } from "./image.js";
 import { markdown } from "./markdown.js";
 import { normaliseContent } from "./text.js";
 
 export { contentText, normaliseContent } from "./text.js";
+export { IMAGE_TYPES, imageBlock } from "./image.js";
 
-/** Image types shown inline; anything else (notably SVG) is named, not displayed. */
-export const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 /** Outputs longer than this many lines are cut to a head and a tail until the user asks for all. */
 export const LONG_OUTPUT_LINES = 200;
-
-/** A thumbnail for an ImageContent block (base64 `data` + `mimeType`), or a note when not displayable. */
-export function imageBlock(block) {
-  const mime = String(block?.mimeType ?? "").toLowerCase();
-  const data = typeof block?.data === "string" ? block.data : "";
-  if (!IMAGE_TYPES.has(mime) || !/^[A-Za-z0-9+/=\s]*$/.test(data) || !data) {
-    return h("span", { class: "pi-image-note" }, `[image${mime ? ` ${mime}` : ""} not shown]`);
-  }
-  const img = h("img", { class: "pi-thumb", alt: `image (${mime})`, loading: "lazy", title: "click to enlarge" });
-  img.src = `data:${mime};base64,${data.replace(/\s+/g, "")}`;
-  img.addEventListener("click", () => img.classList.toggle("pi-thumb-large"));
-  return img;
-}
 
 /**
  * Render content blocks. `asMarkdown`: text blocks through the markdown renderer (user / custom / summaries);

@@ -7,9 +7,11 @@ import { badge, copyButton, doc, fmtInt, h, jsonBlock, prettyJson } from "./dom.
 import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
 import { compactionChanged, compactionOf, compactionText, decorateRow, drawThreshold } from "./compaction.js";
 import { Compare } from "./compare.js";
+import { imageBlock } from "./image.js";
 import { fillDiff, fillText } from "./request_text.js";
 import { announceState } from "./snapshot.js";
 import { shortText } from "./summary.js";
+import { normaliseContent } from "./text.js";
 import { VIRTUAL_MIN, VirtualList } from "./virtual.js";
 import { WhatIf } from "./whatif.js";
 
@@ -38,6 +40,15 @@ function rowRole(row) {
 
 function rowStatus(row) {
   return STATUSES.includes(row?.status) ? row.status : "passed";
+}
+
+/** Thumbnails of a message's images (image blocks in its content, a notebook cell's `images`), or null: a pane
+ * shows the picture, not its base64. */
+function imagesOf(message) {
+  if (!message || typeof message !== "object") return null;
+  const blocks = [...normaliseContent(message.content), ...asList(message.images)];
+  const images = blocks.filter((b) => b?.type === "image");
+  return images.length ? h("div", { class: "pi-images pi-insp-images" }, images.map((b) => imageBlock(b))) : null;
 }
 
 /** First text of the first LLM message: used to find the row in the request body. */
@@ -399,6 +410,8 @@ class InspectorView {
         ? h("div", { class: "pi-cell-text" }, shortText(agent))
         : h("div", { class: "pi-cell-text pi-quiet" }, "(not in the agent's messages)"),
     );
+    const agentImages = imagesOf(agent);
+    if (agentImages) agentCell.appendChild(agentImages);
 
     const statusCell = h(
       "div",
@@ -420,6 +433,7 @@ class InspectorView {
           { class: "pi-llm-msg" },
           h("span", { class: "pi-role-tag" }, String(m?.role ?? "(no role)")),
           h("div", { class: "pi-cell-text" }, shortText(m)),
+          imagesOf(m),
         ),
       );
     }

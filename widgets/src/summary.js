@@ -36,6 +36,14 @@ export function shortText(message, max = 280) {
         `$ ${message.command ?? ""}${Number.isFinite(message.exitCode) ? ` (exit ${message.exitCode})` : ""}`,
         max,
       );
+    case "notebookCell": {
+      const count = Number.isSafeInteger(message.executionCount) ? `[${message.executionCount}] ` : "";
+      const error = message.error && typeof message.error === "object" ? message.error : null;
+      const failed = error ? ` → ${error.name ?? "error"}${error.value ? `: ${error.value}` : ""}` : "";
+      const n = Array.isArray(message.images) ? message.images.length : 0;
+      const images = n ? ` [${n} image${n === 1 ? "" : "s"}]` : "";
+      return clip(`${count}${message.source ?? ""}${failed}${images}${message.cancelled ? " (cancelled)" : ""}`, max);
+    }
     case "compactionSummary":
     case "branchSummary":
       return clip(message.summary, max);

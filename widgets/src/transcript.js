@@ -26,6 +26,7 @@ const ROLE_LABELS = {
   compactionSummary: "compaction summary",
   branchSummary: "branch summary",
   custom: "custom",
+  notebookCell: "notebook cell",
 };
 const VISIBILITIES = new Set(["both", "ui", "llm", "none"]);
 /** Hidden in the UI unless show_hidden: display:false messages (sent to the LLM, or not even that). */
@@ -38,6 +39,7 @@ let viewCounter = 0;
 /** What a message's visibility is when Python gave none: Pi's own rules. */
 export function defaultVisibility(message) {
   if (message?.role === "bashExecution" && message.excludeFromContext) return "ui";
+  if (message?.role === "notebookCell" && message.excludeFromContext) return "ui";
   if (message?.role === "custom" && message.display === false) return "llm";
   return "both";
 }

@@ -131,3 +131,47 @@ export function many(n) {
     return m;
   });
 }
+
+/** notebookCell messages (the notebook app's role, pi_notebook/notebook/cell_message.py): a failing cell with a
+ * plot, a plain one, a private one, and one cut and interrupted. */
+export function notebookCells() {
+  return [
+    {
+      role: "notebookCell",
+      source: "x = [3, 1, 2]\nplt.plot(x)\nx['a']",
+      executionCount: 5,
+      output: "[<matplotlib.lines.Line2D at 0x7f>]\n",
+      images: [{ type: "image", data: PNG_1PX, mimeType: "image/png" }],
+      error: {
+        name: "TypeError",
+        value: "list indices must be integers or slices, not str",
+        traceback: "Cell In[5], line 3\n      1 x = [3, 1, 2]\n----> 3 x['a']\n\nTypeError: list indices must be integers or slices, not str",
+      },
+      cancelled: false,
+      truncated: false,
+      omitted: [],
+      timestamp: T0 + 11000,
+    },
+    { role: "notebookCell", source: "y = 1", executionCount: 6, output: "", images: [], error: null, timestamp: T0 + 12000 },
+    {
+      role: "notebookCell",
+      source: "token = load()",
+      executionCount: 7,
+      output: "ok\n",
+      excludeFromContext: true,
+      timestamp: T0 + 13000,
+    },
+    {
+      role: "notebookCell",
+      source: "for i in range(10**6): print(i)",
+      executionCount: null,
+      output: "999998\n999999\n",
+      images: [],
+      cancelled: true,
+      truncated: true,
+      fullOutputPath: "/tmp/pi-cell-5.log",
+      omitted: ["an image/png of 21.3 MB was left out: larger than 4 MB", "3 more images were left out"],
+      timestamp: T0 + 14000,
+    },
+  ];
+}

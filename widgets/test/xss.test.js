@@ -133,6 +133,25 @@ function transcriptMessages(p) {
     { role: "compactionSummary", summary: p, tokensBefore: p, timestamp: 1 },
     { role: "branchSummary", summary: p, fromId: p, timestamp: p },
     { role: p, [p]: p, timestamp: 1 },
+    ...notebookCells(p),
+  ];
+}
+
+/** notebookCell messages with `p` in every string field (an image's data and type too), and in a field's place. */
+function notebookCells(p) {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+  const images = [
+    { type: "image", data: p, mimeType: p },
+    { type: "image", data: png, mimeType: p },
+    { type: "image", data: p, mimeType: "image/png" },
+    { type: p, data: png, mimeType: "image/jpeg" },
+  ];
+  const error = { name: p, value: p, traceback: `${p}\n${p}` };
+  return [
+    { role: "notebookCell", source: p, executionCount: 1, output: p, images, error, cancelled: true, truncated: true,
+      fullOutputPath: p, omitted: [p, p], timestamp: 1, excludeFromContext: true },
+    { role: "notebookCell", source: `${p}\n${p}`, executionCount: p, output: `${p}\n`, images: p, error: p, omitted: p,
+      fullOutputPath: p, truncated: p, timestamp: p },
   ];
 }
 
@@ -171,6 +190,12 @@ describe("XSS corpus", () => {
         renderers: {},
       });
       await ready(el);
+      // the notebook cells were drawn by their renderer (not its failure's JSON), the payload in each place
+      const cells = el.querySelectorAll('article[data-role="notebookCell"]');
+      assert.equal(cells.length, 2);
+      assert.equal(el.querySelector('article[data-role="notebookCell"] .pi-renderer-error'), null);
+      assert.ok(cells[0].querySelector(".pi-nbcell-error details") && cells[0].querySelector(".pi-nbcell-omitted li"));
+      assert.equal(cells[0].querySelector(".pi-nbcell-evalue").textContent, p);
       assertSafe(el, `transcript ${JSON.stringify(p).slice(0, 60)}`);
       for (const b of el.querySelectorAll("button.pi-show-more")) b.click();
       await fireEverything(el);
@@ -184,8 +209,11 @@ describe("XSS corpus", () => {
     for (const p of PAYLOADS) {
       const agent = { role: "user", content: p, timestamp: 1 };
       const row = { index: 0, role: p, status: p, reason: p, tokens: 1, agent, llm: [agent, { role: p, content: [{ type: "text", text: p }] }], produced_text: p };
+      const [cellAgent] = notebookCells(p);
+      const cellLlm = { role: "user", content: [{ type: "text", text: p }, ...cellAgent.images], timestamp: 1 };
+      const cellRow = { index: 2, role: "notebookCell", status: "translated", reason: p, tokens: 1, agent: cellAgent, llm: [cellLlm], produced_text: p };
       const { el, cleanup } = mount(inspector, {
-        rows: [row, { ...row, index: 1, status: "dropped", agent: null, llm: [] }],
+        rows: [row, { ...row, index: 1, status: "dropped", agent: null, llm: [] }, cellRow],
         requests: { [p]: { system: p, messages: [{ role: "user", content: p }] }, other: p },
         provider: p,
         context_window: p,

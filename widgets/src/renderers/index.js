@@ -5,6 +5,7 @@ import bashExecution from "./bashExecution.js";
 import branchSummary from "./branchSummary.js";
 import compactionSummary from "./compactionSummary.js";
 import custom from "./custom.js";
+import notebookCell from "./notebookCell.js";
 import toolResult from "./toolResult.js";
 import unknown from "./unknown.js";
 import user from "./user.js";
@@ -16,6 +17,7 @@ registerRenderer("bashExecution", bashExecution);
 registerRenderer("compactionSummary", compactionSummary);
 registerRenderer("branchSummary", branchSummary);
 registerRenderer("custom", custom);
+registerRenderer("notebookCell", notebookCell);
 
 /** Rendered for any role without a renderer. */
 export const fallbackRenderer = unknown;
