@@ -46,13 +46,13 @@ TRACEBACK_BYTES = 8 * 1024
 _IMAGE_TYPES = ("image/png", "image/jpeg")
 _OWN_CELL = re.compile(
     r"\s*(?:%%agent\b|%bash!?(?:\s|$)|%agent_(?!private\b)\w+|%(?:load|unload|reload)_ext\s+pi_notebook\b"
-    r"|pi_notebook\.|import\s+pi_notebook\b|from\s+pi_notebook\b)"
+    r"|(?:[\w.]+\s*=\s*)?pi_notebook\.|import\s+pi_notebook\b|from\s+pi_notebook\b)"
 )
 
 
 def is_own_cell(source: str) -> bool:
     """Whether ``source`` is one of the extension's own cells, which record themselves (its first line that is
-    not blank or a comment is one of its magics)."""
+    not blank or a comment is one of its magics, imports it or calls it: ``insp = pi_notebook.inspect(...)``)."""
     for line in source.splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):

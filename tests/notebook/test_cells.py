@@ -78,6 +78,8 @@ def test_the_magics_cells_record_themselves_and_are_not_recorded_twice(shell):
     assert cells(shell) == []
     assert [m.role for m in shell.session.messages] == ["bashExecution", "user", "assistant"]
     assert is_own_cell("# a comment\n%%agent --new\nhi") and is_own_cell("%load_ext pi_notebook")
+    assert is_own_cell("insp = pi_notebook.inspect(pi_notebook.current_session())\ninsp")
+    assert not is_own_cell("pi_notebooks = 3") and not is_own_cell("x = 1\npi_notebook.show(x)")
     assert is_own_cell("pi_notebook.inspect(pi_notebook.current_session())") and is_own_cell("import pi_notebook")
     assert not is_own_cell("%agent_private\nx = 1") and not is_own_cell("!ls\nx = 1") and not is_own_cell("y = 2")
     assert not is_own_cell("import pandas as pd  # (pi_notebook reads it later)")
