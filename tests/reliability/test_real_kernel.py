@@ -30,8 +30,8 @@ from pi_notebook.coding_agent.session_entries import SessionWarning
 
 SETUP = (
     "%load_ext pi_notebook\nimport json, pi_notebook\nfrom pi_notebook.ai import faux\n"
-    "from pi_notebook.ai.types import UserMessage"
-)
+    "from pi_notebook.ai.types import UserMessage\npi_notebook.current_session().config.cells = 'off'"
+)  # cells=off: these kernels' cells script the model; the recorded cells have their own tests (test_cells_real_kernel)
 DUMP = "print(json.dumps([m.to_pi_json() for m in pi_notebook.current_session().messages]))"
 
 
