@@ -58,6 +58,9 @@ messages = [
     CustomMessage(custom_type="reminder", content="Tests must pass before merging."),
     BranchSummaryMessage(summary="Tried pinning pytest; abandoned.", from_id="a1b2c3d4"),
     CompactionSummaryMessage(summary="## Goal\\nFix the failing test.", tokens_before=48000),
+    {{"role": "notebookCell", "source": "d = {{'a': 1}}\\nd['b']  # " + payload, "executionCount": 4,
+     "output": "loaded " + payload, "error": {{"name": "KeyError", "value": "'b'",
+     "traceback": "Traceback (most recent call last)\\nKeyError: 'b' " + payload}}, "timestamp": 0}},
     {{"role": "notification", "text": "build finished " + payload}},
     AssistantMessage(content=[TextContent(text="Half an ans")], api="faux", provider="faux", model="faux-1",
                      stop_reason="aborted", error_message="Request was aborted"),
@@ -66,7 +69,8 @@ pi_notebook.show(messages, show_hidden=True, title="Every role")
 '''
 
 AGENT_RUN = """
-faux.set_responses([[faux.tool_call("ls", {})], "There is one notebook here."])
+# a cell the user ran: it joins the history as a notebookCell (spaces: the request pane wraps code at them)
+faux.set_responses([ [faux.tool_call("ls", {})], "There is one notebook here." ])
 """
 
 INSPECT = "pi_notebook.inspect(pi_notebook.current_session())"
@@ -164,7 +168,8 @@ def test_every_role_the_inspector_and_no_script_runs(lab, page, request):
     wait_idle(page, timeout=120_000)
     page.wait_for_selector("[data-pane=request]", timeout=60_000)
     transcript = page.locator(".jp-OutputArea-output", has=page.locator("article[data-role]")).first
-    for role in ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"):
+    roles = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")
+    for role in (*roles, "notebookCell"):
         assert transcript.locator(f"article[data-role={role}]").count() >= 1, role
     assert transcript.locator("article[data-role=notification]").count() == 1  # unknown role: raw JSON fallback
     assert transcript.locator("article[data-role=bashExecution][data-visibility=ui]").count() == 1  # excluded
@@ -177,7 +182,7 @@ def test_every_role_the_inspector_and_no_script_runs(lab, page, request):
     assert page.locator(".jp-OutputArea-output script").count() == 0
     assert page.locator(".jp-OutputArea-output [onerror]").count() == 0
     # the header counts all messages and the hidden ones (display: false; shown here, show_hidden=True)
-    assert transcript.locator(".pi-count").inner_text() == "11 messages · 1 hidden (shown)"
+    assert transcript.locator(".pi-count").inner_text() == "12 messages · 1 hidden (shown)"
     assert transcript.locator(".pi-transcript").evaluate("el => el.scrollWidth <= el.clientWidth")
 
     # %bash! is shown but marked; the agent run shows a tool call linked to its result
@@ -241,8 +246,9 @@ def check_inspector_layout(page, inspector) -> None:
         r"~[\d,]+ / 128,000 tokens \([\d.]+%\) estimate: messages \+ system prompt \+ tools, chars/4" + compaction,
         estimate.inner_text(),
     ), estimate.inner_text()
+    # the last reply is #6: two %bash, the cell that scripted the model, the prompt, a tool call, its result, it
     assert re.fullmatch(
-        r"[\d,]+ tokens \([\d.]+%\) reported by the provider for the last reply \(#5\)", reported.inner_text()
+        r"[\d,]+ tokens \([\d.]+%\) reported by the provider for the last reply \(#6\)", reported.inner_text()
     ), reported.inner_text()
     for figure in (estimate, reported):
         assert_inside(figure.bounding_box(), root.bounding_box(), "a token figure")

@@ -29,7 +29,7 @@ CELLS = [
     "pi_notebook.inspect(pi_notebook.current_session())",
     "%bash echo after the inspector",  # the open inspector follows; the saved file must hold that too
 ]
-ROLES = ("user", "assistant", "toolResult", "bashExecution")
+ROLES = ("notebookCell", "user", "assistant", "toolResult", "bashExecution")
 OURS = {"application/vnd.pi-notebook.transcript+json", "text/html", "text/plain"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -81,9 +81,11 @@ def test_the_saved_file_holds_the_saved_forms_and_no_transcript_widget(saved):
     (inspector,) = outputs[5]
     assert {"application/vnd.pi-notebook.inspector+json", WIDGET_VIEW} <= set(inspector["data"])
     saved_rows = inspector["data"]["application/vnd.pi-notebook.inspector+json"]["rows"]
-    # user, toolCall, toolResult, answer, two %bash, and the %bash run after the inspector was displayed: the
-    # page wrote the live view's latest state into the output when the notebook was saved
-    assert len(saved_rows) == 7
+    # the cell that scripted the model (a notebookCell: the cells a user runs join the history), user, toolCall,
+    # toolResult, answer, two %bash, and the %bash run after the inspector was displayed: the page wrote the live
+    # view's latest state into the output when the notebook was saved
+    assert [row["role"] for row in saved_rows][:2] == ["notebookCell", "user"]
+    assert len(saved_rows) == 8
     state = json.loads((root / "with-state.ipynb").read_text())["metadata"]["widgets"]
     models = state["application/vnd.jupyter.widget-state+json"]["state"].values()
     assert {m["model_name"] for m in models} <= {"AnyModel", "LayoutModel"}
