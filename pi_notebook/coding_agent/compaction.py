@@ -117,7 +117,8 @@ def _content_chars(content: Any, image_chars: int) -> int:
 def estimate_tokens(message: Any) -> int:
     """A message's size in tokens, ceil(chars / 4) with Pi's rules: user text (images not counted); assistant
     text, thinking, tool names and JSON arguments; custom and tool-result text plus 4800 chars per image;
-    shell command and output; summaries' text. Other roles count 0."""
+    shell command and output; summaries' text. A role an app registered (a notebook cell) counts as the messages
+    its converter makes, images included (Pi knows no such role); a role nobody registered counts 0."""
     m = as_agent_message(message)
     if isinstance(m, OpaqueMessage):
         return 0
@@ -140,8 +141,20 @@ def estimate_tokens(message: Any) -> int:
     elif role in ("branchSummary", "compactionSummary"):
         chars = js_length(m.summary)
     else:
-        return 0
+        return _app_role_tokens(m)
     return math.ceil(chars / 4)
+
+
+def _app_role_tokens(message: Any) -> int:
+    """What an app's own role weighs: the messages its converter makes (a user message's images counted too)."""
+    try:
+        converted = convert_to_llm([message])
+    except Exception:  # an app's converter failed: it sends nothing, so it weighs nothing
+        return 0
+    return sum(
+        math.ceil(_content_chars(m.content, IMAGE_CHARS) / 4) if m.role == "user" else estimate_tokens(m)
+        for m in converted
+    )
 
 
 def _reported_usage(message: Any) -> Usage | None:

@@ -63,3 +63,16 @@ def test_a_reader_without_the_notebook_app_keeps_the_cells_and_leaves_them_out_o
     assert report["roles"] == ["bashExecution", "notebookCell"]  # kept, as written
     assert report["sent"] == [ours[0]]  # the shell command only: the unknown role is dropped, as Pi drops it
     assert file.read_bytes() == before  # and the file is not rewritten
+
+
+def test_a_cell_weighs_what_it_sends_so_compaction_counts_it():
+    # Pi's estimate counts its own roles only; an app's role counts as the messages it becomes, images included
+    from pi_notebook.ai import ImageContent
+    from pi_notebook.coding_agent.compaction import IMAGE_CHARS, estimate_tokens
+    from pi_notebook.notebook.cell_message import notebook_cell_to_text
+
+    cell = NotebookCellMessage(source="print('x' * 4000)", output="x" * 4000 + "\n", execution_count=1)
+    assert estimate_tokens(cell) == -(-len(notebook_cell_to_text(cell)) // 4) > 1000
+    plot = NotebookCellMessage(source="plot()", images=[ImageContent(data="iVBORw0KGgo=", mime_type="image/png")])
+    assert estimate_tokens(plot) == -(-(len(notebook_cell_to_text(plot)) + IMAGE_CHARS) // 4)
+    assert estimate_tokens(cell.model_copy(update={"exclude_from_context": True})) == 0  # never sent: weighs 0
