@@ -43,6 +43,7 @@ from pi_notebook.agent_core import from_pi_json
 from pi_notebook.ai import AssistantMessage, ImageContent, TextContent, ThinkingContent
 from pi_notebook.ai.types import ToolCall, ToolResultMessage, UserMessage
 from pi_notebook.coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from pi_notebook.notebook.cell_message import CellError, NotebookCellMessage
 from pi_notebook.notebook.inspector import inspect
 from pi_notebook.notebook.render import MessagesView, messages_mimebundle
 from pi_notebook.notebook.saved import STYLE
@@ -165,6 +166,19 @@ def role_messages(text: str = CORPUS, line: str = ONE_LINE) -> dict[str, list[An
         "custom_hidden": [CustomMessage(custom_type=line, content=[TextContent(text=text)], display=False)],
         "branch_summary": [BranchSummaryMessage(summary=text, from_id=line)],
         "compaction_summary": [CompactionSummaryMessage(summary=text, tokens_before=12_345)],
+        "notebook_cell": [
+            NotebookCellMessage(
+                source=text,
+                execution_count=3,
+                output=text,
+                images=[ImageContent(data=_b64(line), mime_type=line)],
+                error=CellError(name=line, value=text, traceback=text),
+                truncated=True,
+                full_output_path=line,
+                omitted=[line],
+            ),
+            NotebookCellMessage(source=line, output=text, cancelled=True, exclude_from_context=True),
+        ],
         "unknown_role": [from_pi_json({"role": line, "content": text, "timestamp": 1})],
     }
 
