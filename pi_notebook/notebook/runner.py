@@ -9,10 +9,12 @@ to display (display calls must happen on the main thread to reach the right cell
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -66,6 +68,50 @@ class Interrupted(Exception):
     """The user interrupted and the work did not stop within the grace period."""
 
 
+class NoMainThread(RuntimeError):
+    """Work for the kernel's main thread was asked for outside a run of :func:`run_blocking`."""
+
+
+@dataclass
+class _OnMain:
+    """A call the background loop hands to the kernel's main thread (run by :func:`run_blocking`'s wait)."""
+
+    fn: Callable[[], Any]
+    done: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+
+    def run(self) -> None:
+        if not self.done.set_running_or_notify_cancel():
+            return
+        try:
+            self.done.set_result(self.fn())
+        except KeyboardInterrupt:  # the stop button, while the call ran: it fails, and the run is stopped
+            self.done.set_exception(Interrupted("the stop button interrupted it"))  # (not a BaseException: the
+            raise  # loop's thread would die of it)
+        except BaseException as e:
+            self.done.set_exception(e)
+
+
+_main_post: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar("pi_main_post", default=None)
+
+
+async def on_main_thread(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on the kernel's main thread (where a cell's code runs, displays reach the cell and the stop button
+    raises) and return what it returns; called from the agent's work inside :func:`run_blocking`. The stop button
+    during ``fn`` raises :class:`Interrupted` here and stops the run. :class:`NoMainThread` outside a run."""
+    import asyncio
+
+    post = _main_post.get()
+    if post is None:
+        raise NoMainThread("no notebook run is waiting on the kernel's main thread")
+    call = _OnMain(fn)
+    post(call)
+    try:
+        return await asyncio.wrap_future(call.done)
+    except asyncio.CancelledError:
+        call.done.cancel()  # not started yet: it never runs
+        raise
+
+
 def run_blocking(
     make: Callable[[Callable[[Any], None]], Coroutine[Any, Any, T]],
     *,
@@ -81,7 +127,12 @@ def run_blocking(
     second interrupt stops waiting. Returns ``(result, interrupted)``; a cancelled run returns ``(None, True)``.
     """
     events: queue.Queue[Any] = queue.Queue()
-    future = background_loop().submit(make(events.put))
+
+    async def work() -> T:
+        _main_post.set(events.put)  # what the run's tasks inherit: on_main_thread() posts here
+        return await make(events.put)
+
+    future = background_loop().submit(work())
     interrupted = False
     deadline: float | None = None
 
@@ -91,7 +142,12 @@ def run_blocking(
                 item = events.get_nowait()
             except queue.Empty:
                 return
-            if on_event is not None:
+            if isinstance(item, _OnMain):
+                if interrupted:  # stopped: nothing more runs in the user's kernel
+                    item.done.cancel()
+                else:
+                    item.run()
+            elif on_event is not None:
                 on_event(item)
 
     while True:
