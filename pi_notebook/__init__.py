@@ -25,6 +25,12 @@ __all__ = [
 ]
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab extension is (the labextension convention: ``jupyter labextension develop``,
+    ``jupyter labextension list``); a wheel also installs it into ``share/jupyter/labextensions/pi-notebook``."""
+    return [{"src": "labextension", "dest": "pi-notebook"}]
+
+
 def load_ipython_extension(shell: Any) -> None:
     """Called by ``%load_ext pi_notebook``."""
     from .notebook.extension import load
