@@ -2,10 +2,10 @@
 
 While a cell runs, what it prints (``sys.stdout``/``sys.stderr``, shown as always and also kept), what it displays
 (IPython's display publisher: a matplotlib figure, ``display(Image(...))``, a DataFrame), the value it returns (the
-display hook) and the traceback it shows are collected, bounded as they come: text through the shell
-executor's collector (ANSI and control characters dropped, only a tail kept, the whole in a temp file past 50 KB),
-at most :data:`MAX_IMAGES` PNG or JPEG images of at most :data:`MAX_IMAGE_BYTES` each. When the cell ends the
-message is recorded, where secrets are masked as for any message. The extension's own cells are left out: the
+display hook) and the traceback it shows are collected, bounded as they come (see :mod:`.cell_capture`: a tail of
+the text with the whole in a temp file, at most :data:`MAX_IMAGES` images of at most :data:`MAX_IMAGE_BYTES`, what
+a background thread of an earlier cell prints counted, not kept). When the cell ends the message is recorded,
+where secrets are masked as for any message. The extension's own cells are left out: the
 magics' (``%%agent``, ``%bash``, ``%agent_*``, which record themselves), loading it, and a cell that starts by
 driving it (``pi_notebook.inspect(...)``, ``import pi_notebook``): those are about the agent, not your work.
 
@@ -16,34 +16,18 @@ cell out of what is sent (shown and stored, never sent, like ``%bash!``).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import re
 import sys
-import threading
-import traceback
 import warnings
 from typing import Any
 
-from ..coding_agent.context_fit import cut_middle
 from ..coding_agent.masking import SecretsMaskedWarning
-from ..coding_agent.tools.shell_output import OutputCollector, sanitize_output
-from ..coding_agent.truncate import truncate_tail
-from .cell_message import CellError, NotebookCellMessage
+from .cell_capture import MAX_IMAGE_BYTES, MAX_IMAGES, CellCapture
 from .utf8 import say
 
-__all__ = ["CellRecorder", "is_own_cell"]
+__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "CellRecorder", "is_own_cell"]
 
-MAX_IMAGES = 4
-"""Images one cell keeps (a loop that draws a hundred figures sends four, and says so)."""
-MAX_IMAGE_BYTES = 4 * 1024 * 1024
-"""The largest image kept (decoded size): providers take about 5 MB per image."""
-MAX_SOURCE_CHARS = 20_000
-"""A cell longer than this keeps its start and end."""
-TRACEBACK_LINES = 60
-TRACEBACK_BYTES = 8 * 1024
-_IMAGE_TYPES = ("image/png", "image/jpeg")
 _OWN_CELL = re.compile(
     r"\s*(?:%%agent\b|%bash!?(?:\s|$)|%agent_(?!private\b)\w+|%(?:load|unload|reload)_ext\s+pi_notebook\b"
     r"|(?:[\w.]+\s*=\s*)?pi_notebook\.|import\s+pi_notebook\b|from\s+pi_notebook\b)"
@@ -60,109 +44,21 @@ def is_own_cell(source: str) -> bool:
     return False
 
 
-def _size(n: int) -> str:
-    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KB"
-
-
-class _Capture:
-    """What one cell printed, displayed, returned and raised, bounded as it comes."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.collector = OutputCollector()
-        self.images: list[Any] = []
-        self.omitted: list[str] = []
-        self.extra_images = 0
-        self.traceback: list[str] | None = None
-        self.private = False
-        self.muted = 0  # inside a display, a result or a traceback: kept as what they are, not as the text a
-        # terminal shell prints for them
-
-    def text(self, text: Any) -> None:
-        """What the cell printed (not while a display, a result or a traceback prints itself)."""
-        if not self.muted:
-            self._feed(text)
-
-    def _feed(self, text: Any) -> None:
-        if isinstance(text, str) and text:
-            with self.lock:
-                self.collector.feed(text.encode("utf-8", "replace"))
-
-    def bundle(self, data: Any) -> None:
-        """A display's or a result's mimebundle: an image kept as an image, anything else by its text form."""
-        if not isinstance(data, dict):
-            return
-        kind = next((k for k in _IMAGE_TYPES if isinstance(data.get(k), (str, bytes))), None)
-        if kind is not None:
-            self._image(kind, data[kind])
-            return
-        plain = data.get("text/plain")
-        if isinstance(plain, str):
-            self._feed(plain if plain.endswith("\n") else plain + "\n")
-
-    def _image(self, kind: str, value: str | bytes) -> None:
-        from ..ai import ImageContent
-
-        if isinstance(value, bytes):
-            encoded, size = base64.b64encode(value).decode("ascii"), len(value)
-        else:
-            encoded = "".join(value.split())
-            size = len(encoded) * 3 // 4
-        with self.lock:
-            if size > MAX_IMAGE_BYTES:
-                self.omitted.append(f"an {kind} of {_size(size)} was left out: larger than {_size(MAX_IMAGE_BYTES)}")
-            elif len(self.images) >= MAX_IMAGES:
-                self.extra_images += 1
-            else:
-                try:
-                    base64.b64decode(encoded[:4096], validate=True)  # (a glance: not base64 at all is left out)
-                except (binascii.Error, ValueError):
-                    self.omitted.append(f"an {kind} that was not valid base64 was left out")
-                    return
-                self.images.append(ImageContent(data=encoded, mime_type=kind))
-
-    def message(self, source: str, result: Any) -> NotebookCellMessage:
-        with self.lock:
-            self.collector.finish()
-            snapshot = self.collector.snapshot()
-            self.collector.close()
-        omitted = list(self.omitted)
-        if self.extra_images:
-            many = "images were" if self.extra_images != 1 else "image was"
-            omitted.append(f"{self.extra_images} more {many} left out (a cell keeps {MAX_IMAGES})")
-        error = result.error_in_exec or result.error_before_exec
-        cell_error = None
-        if error is not None:
-            lines = self.traceback or traceback.format_exception(type(error), error, error.__traceback__)
-            text = sanitize_output("\n".join(line.rstrip("\n") for line in lines))
-            tail = truncate_tail(text, max_lines=TRACEBACK_LINES, max_bytes=TRACEBACK_BYTES)
-            shown = tail.content if not tail.truncated else "…\n" + tail.content
-            cell_error = CellError(name=type(error).__name__, value=str(error), traceback=shown)
-        if len(source) > MAX_SOURCE_CHARS:
-            source = cut_middle(source, MAX_SOURCE_CHARS, "a long cell")
-        return NotebookCellMessage(
-            source=source,
-            execution_count=result.execution_count,
-            output=snapshot.content,
-            images=list(self.images),
-            error=cell_error,
-            cancelled=isinstance(error, KeyboardInterrupt),
-            truncated=snapshot.truncated,
-            full_output_path=self.collector.temp_path,
-            omitted=omitted,
-            exclude_from_context=True if self.private else None,
-        )
-
-
 class _Tee:
-    """A stream that writes to ``stream`` as before and also to the capture."""
+    """A stream that writes to ``stream`` as before and also to the capture of the cell running now, if any.
 
-    def __init__(self, stream: Any, capture: _Capture):
-        self._stream, self._capture = stream, capture
+    The cell running now, not the one that made it: code may keep ``sys.stdout`` (a logging handler, a thread's
+    ``out = sys.stdout``) and write to it long after; what a later cell writes through it is that cell's, and
+    what is written while no cell runs is no cell's."""
+
+    def __init__(self, stream: Any, recorder: CellRecorder):
+        self._stream, self._recorder = stream, recorder
 
     def write(self, text: Any) -> Any:
         written = self._stream.write(text)
-        self._capture.text(text)
+        capture = self._recorder._capture
+        if capture is not None and not isinstance(self._stream, _Tee):  # (a tee around a tee: it feeds the capture)
+            capture.text(text)
         return written
 
     def writelines(self, lines: Any) -> None:
@@ -173,7 +69,7 @@ class _Tee:
         return getattr(self._stream, name)
 
 
-def _muted(capture: _Capture, call: Any, *args: Any, **kwargs: Any) -> Any:
+def _muted(capture: CellCapture, call: Any, *args: Any, **kwargs: Any) -> Any:
     """``call(...)`` with the capture deaf to what it prints (a display or a traceback, already kept)."""
     capture.muted += 1
     try:
@@ -189,15 +85,17 @@ class CellRecorder:
         self.shell = shell
         self._session = session  # a callable: the kernel's session now
         self.config = config
-        self._capture: _Capture | None = None
+        self._capture: CellCapture | None = None
         self._saved: dict[str, Any] = {}
+        self._tees: tuple[_Tee, ...] = ()
 
     def attach(self) -> None:
         self.shell.events.register("pre_run_cell", self._pre)
         self.shell.events.register("post_run_cell", self._post)
 
     def detach(self) -> None:
-        self._stop()
+        if (capture := self._stop()) is not None:
+            capture.discard()
         for name, handler in (("pre_run_cell", self._pre), ("post_run_cell", self._post)):
             with contextlib.suppress(ValueError):  # never registered: nothing to undo
                 self.shell.events.unregister(name, handler)
@@ -212,11 +110,12 @@ class CellRecorder:
     # --- the cell's life -------------------------------------------------------------------------------------
 
     def _pre(self, info: Any) -> None:
-        self._stop()
+        if (left := self._stop()) is not None:  # a cell whose end was never seen (interrupted in a hook)
+            left.discard()
         source = getattr(info, "raw_cell", "") or ""
         if self.config.cells == "off" or getattr(info, "silent", False) or is_own_cell(source):
             return
-        capture = self._capture = _Capture()
+        capture = self._capture = CellCapture()
         shell = self.shell
         self._saved = {
             "stdout": sys.stdout,
@@ -227,7 +126,7 @@ class CellRecorder:
             "finish_displayhook": shell.displayhook.__dict__.get("finish_displayhook"),
             "_showtraceback": shell.__dict__.get("_showtraceback"),
         }
-        sys.stdout, sys.stderr = _Tee(sys.stdout, capture), _Tee(sys.stderr, capture)
+        sys.stdout, sys.stderr = self._tees = _Tee(sys.stdout, self), _Tee(sys.stderr, self)
         publish, show, hook = shell.display_pub.publish, shell._showtraceback, shell.displayhook
         start, write_format_data, finish = hook.start_displayhook, hook.write_format_data, hook.finish_displayhook
 
@@ -262,15 +161,14 @@ class CellRecorder:
         )
         shell._showtraceback = show_kept
 
-    def _stop(self) -> _Capture | None:
+    def _stop(self) -> CellCapture | None:
         """Put the streams and hooks back; the capture that was running, if any."""
         capture, self._capture = self._capture, None
         if capture is None:
             return None
         saved, self._saved = self._saved, {}
-        for stream in ("stdout", "stderr"):
-            current = getattr(sys, stream)
-            if isinstance(current, _Tee) and current._capture is capture:
+        for stream, tee in zip(("stdout", "stderr"), self._tees, strict=True):
+            if getattr(sys, stream) is tee:
                 setattr(sys, stream, saved[stream])  # (a cell that replaced sys.stdout itself keeps its own)
         shell = self.shell
         hook = shell.displayhook
@@ -280,6 +178,7 @@ class CellRecorder:
                 owner.__dict__.pop(name, None)
             else:
                 setattr(owner, name, saved[name])
+        capture.end()  # a stream the cell kept (a logging handler on sys.stderr) no longer feeds it
         return capture
 
     def _post(self, result: Any) -> None:
@@ -288,7 +187,7 @@ class CellRecorder:
             return
         failed = (result.error_in_exec or result.error_before_exec) is not None
         if self.config.cells == "errors" and not failed:
-            capture.collector.close()
+            capture.discard()
             return
         session = self._session()
         message = capture.message(getattr(result.info, "raw_cell", "") or "", result)

@@ -181,3 +181,49 @@ def test_agent_fix_without_a_failing_cell_says_so(shell):
 def no_secrets(monkeypatch):
     for name in [n for n in os.environ if "TOKEN" in n or "API_KEY" in n or "SECRET" in n]:
         monkeypatch.delenv(name, raising=False)
+
+
+def test_a_stream_kept_from_an_earlier_cell_writes_into_the_cell_running_now(shell):
+    shell.cell("import sys\nkept = sys.stdout\nprint('first')")
+    shell.cell("_ = kept.write('second\\n')")  # (a logging handler made in the first cell does the same)
+    shell.cell("import pi_notebook\n_ = kept.write('while no cell is recorded\\n')")
+    shell.cell("print('third')")
+    assert [c.output for c in cells(shell)] == ["first\n", "second\n", "third\n"]
+    assert not any(c.truncated or c.full_output_path for c in cells(shell))
+
+
+def test_what_a_thread_started_earlier_prints_during_a_later_cell_is_counted_not_kept(shell):
+    shell.cell(
+        "import threading\ngo, done = threading.Event(), threading.Event()\n"
+        "def later():\n    go.wait(); print('from the thread'); done.set()\n"
+        "threading.Thread(target=later, daemon=True).start()"
+    )
+    shell.cell("go.set(); done.wait(5)\nprint('mine')")
+    shell.cell(
+        "helper = threading.Thread(target=lambda: print('a helper of this cell'))\nhelper.start(); helper.join()"
+    )
+    _, second, third = cells(shell)
+    assert second.output == "mine\n"
+    assert second.omitted == ["16 characters printed meanwhile by a thread an earlier cell started were left out"]
+    assert third.output == "a helper of this cell\n" and third.omitted == []
+
+
+def test_junk_in_an_error_is_kept_as_clean_text_and_a_huge_message_by_its_ends(shell):
+    shell.cell("raise ValueError('v \\udfff \\x07 \\x1b[1mw\\x1b[0m')")
+    shell.cell("raise ValueError('start ' + 'v' * 3_000_000 + ' end')")
+    junk, huge = cells(shell)
+    assert junk.error.value == "v ?  w" and "\x1b" not in junk.error.traceback and "\udfff" not in junk.error.traceback
+    convert_to_llm([junk])[0].content[0].text.encode("utf-8")  # strict: no lone surrogate reaches a provider
+    assert (
+        huge.error.value.startswith("start v") and huge.error.value.endswith("v end") and len(huge.error.value) < 3000
+    )
+    assert len(huge.error.traceback) < 10_000 and huge.error.traceback.endswith(" end")
+
+
+def test_many_huge_images_are_named_in_four_lines_and_the_rest_counted(shell):
+    shell.cell(
+        "from IPython.display import Image, display\nfor _ in range(7): display(Image(b'\\x89PNG' + bytes(5 << 20)))"
+    )
+    [cell] = cells(shell)
+    too_large = "an image/png of 5.0 MB was left out: larger than 4.0 MB"
+    assert cell.images == [] and cell.omitted == [too_large] * 4 + ["3 more images were left out (a cell keeps 4)"]
