@@ -4,7 +4,9 @@ for small models (Pi: the model, tool and prompt choice of ``AgentSession``).
 A run's choices (a model, ``tools``, a system prompt, a thinking level, a turn limit) win over the settings; what
 is left is taken from the settings, except that a small in-process model (api ``local``) gets its own short prompt
 and read-only tools while the settings hold the defaults: each token of a long prompt costs its small window, and
-each tool listed is one more way for a 135M model to go wrong. :func:`plan_run` decides; the run and every preview
+each tool listed is one more way for a 135M model to go wrong. The default tools are Pi's and those an app
+registered with ``default=True`` (:func:`default_tools`: the notebook app adds its own tools so).
+:func:`plan_run` decides; the run and every preview
 of it apply the same :class:`RunPlan`, so a view cannot show other tools or another prompt than the run sends.
 """
 
@@ -30,7 +32,8 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 LOCAL_TOOLS = "read,ls"
-"""The tools a small in-process model gets unless a run or the settings say otherwise: read-only, and few."""
+"""Pi's tools a small in-process model gets unless a run or the settings say otherwise: read-only, and few (and
+the read-only tools an app registered as defaults: :func:`default_tools`)."""
 
 LOCAL_SYSTEM_PROMPT = "You are a helpful assistant in a Jupyter notebook. Answer briefly and plainly."
 """The system prompt for small in-process models (when the default prompt is in use): short, because every
@@ -80,16 +83,35 @@ class SessionSettings:
 
 
 def parse_tools(spec: str) -> list[str]:
-    """``"read,bash"`` → ``["read", "bash"]``; ``"none"`` or ``""`` → ``[]``; unknown names: ValueError."""
-    from .tools import TOOL_FACTORIES
+    """``"read,bash"`` → ``["read", "bash"]``; ``"none"`` or ``""`` → ``[]``; a name no tool is registered under
+    (:func:`~pi_notebook.coding_agent.tools.register_tool`): ValueError naming the choices."""
+    from .tools import tool_names
 
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if names in ([], ["none"]):
         return []
-    unknown = [n for n in names if n not in TOOL_FACTORIES]
+    known = tool_names()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(TOOL_FACTORIES)} or none")
-    return names
+        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(known)} or none")
+    return list(dict.fromkeys(names))  # a name given twice is one tool (providers refuse two of one name)
+
+
+def default_tools(*, small: bool = False) -> str:
+    """The tools a run gets while the settings hold the defaults: Pi's (:data:`DEFAULT_TOOLS`; for a small model
+    :data:`LOCAL_TOOLS`), then each tool an app registered with ``default=True`` (for a small model, only those
+    that are also read-only), in the order of registration."""
+    from .tools import registered_tools
+
+    names = parse_tools(LOCAL_TOOLS if small else DEFAULT_TOOLS)
+    names += [t.name for t in registered_tools() if t.default and (t.read_only or not small) and t.name not in names]
+    return ",".join(names)
+
+
+def holds_default_tools(spec: str) -> bool:
+    """Whether the tools setting ``spec`` is a default: Pi's (:data:`DEFAULT_TOOLS`) or the app's
+    (:func:`default_tools`), which a small model trades for its own."""
+    return parse_tools(spec) in (parse_tools(DEFAULT_TOOLS), parse_tools(default_tools()))
 
 
 def resolve_model(settings: Settings, spec: str | None = None) -> Model:
@@ -125,10 +147,10 @@ class RunPlan:
         """The tools, working in ``cwd``: a small model's ``path`` arguments limited to what exists (and to what the
         prompt names, at any depth), the results masked for secrets when the plan says so."""
         from .secrets import mask_tool
-        from .tools import TOOL_FACTORIES
+        from .tools import make_tool
         from .tools.path_choices import with_path_choices
 
-        made = [TOOL_FACTORIES[name](cwd) for name in self.tool_names]
+        made = [make_tool(name, cwd) for name in self.tool_names]
         if self.small:
             made = [with_path_choices(tool, cwd, self.prompt) for tool in made]
         return [mask_tool(tool) for tool in made] if self.mask_secrets else made
@@ -154,8 +176,8 @@ def plan_run(
     small = is_small(model)
     if tools is not None:
         names = list(tools)
-    elif small and settings.tools == DEFAULT_TOOLS:
-        names = parse_tools(LOCAL_TOOLS)  # read-only unless asked: a small model must not write by mistake
+    elif small and holds_default_tools(settings.tools):
+        names = parse_tools(default_tools(small=True))  # read-only unless asked: it must not write by mistake
     else:
         names = parse_tools(settings.tools)
     if system_prompt is None:

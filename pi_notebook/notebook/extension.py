@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import cell_message  # noqa: F401 - registers the notebookCell role before any session is read
+from . import (
+    cell_message,  # noqa: F401 - registers the notebookCell role before any session is read
+    tools,  # noqa: F401 - registers python, vars and new_cell before any setting names them
+)
 from .config import PiNotebook
 from .kernel import NotebookSession
 from .magics import PiMagics

@@ -224,8 +224,38 @@ _MASKED_MARK = "secrets masked"
 def _tool_result(m: ToolResultMessage) -> Form:
     marks: tuple[str, ...] = ("✗ error",) if m.is_error else ()
     marks += (_MASKED_MARK,) if any(has_masked(getattr(block, "text", None)) for block in m.content) else ()
+    if m.tool_name == "python":
+        return Form("toolResult", Header("Tool result", m.tool_name, marks), _agent_cell_parts(m))
     parts = [Line(_image_label(b)) if isinstance(b, ImageContent) else Block(b.text) for b in m.content]
     return Form("toolResult", Header("Tool result", m.tool_name, marks), tuple(parts or [Line("(no output)")]))
+
+
+_RULE = "-" * 75  # IPython's traceback opens with it
+
+
+def _split_failure(text: str) -> tuple[str, str, str]:
+    """A failed ``python`` result's text as (output, the error's line, traceback): the traceback after IPython's
+    rule of dashes, else the last paragraph (a timeout, the stop button, a SyntaxError)."""
+    at = 0 if text.startswith(_RULE) else text.find("\n" + _RULE)
+    if at >= 0:
+        output, tail = text[:at].rstrip("\n"), text[at:].lstrip("\n")
+    else:
+        output, _, tail = text.rpartition("\n\n")
+    lines = tail.rstrip("\n").split("\n")
+    return output, lines[-1], tail.rstrip("\n") if len(lines) > 1 else ""
+
+
+def _agent_cell_parts(m: ToolResultMessage) -> tuple[Part, ...]:
+    """The ``python`` tool's result as a notebook cell's outputs: what it printed, its pictures, its error (the
+    code is in the call, just above)."""
+    text = "\n".join(b.text for b in m.content if isinstance(b, TextContent))
+    output, error, traceback = _split_failure(text) if m.is_error else (text, "", "")
+    parts: list[Part] = [Block(output)] if output and output != "(no output)" else []
+    parts += [Line(_image_label(b)) for b in m.content if isinstance(b, ImageContent)]
+    if m.is_error:
+        parts.append(Line(one_line(error), "✗ error:"))
+        parts += [Block(traceback)] if traceback else []
+    return tuple(parts or [Line("(no output)")])
 
 
 def _bash(m: BashExecutionMessage) -> Form:

@@ -1,11 +1,12 @@
 """A plain ``%%agent`` with no key and no Ollama runs the offline model with its own defaults, on a real kernel.
 
 What the small-model policy promises (``coding_agent/run_policy.py``), checked through the magic a user types and
-not through ``plan_run``: the model is the in-process ``local`` one; its tools are the read-only ``read`` and
-``ls``, never ``bash``, ``edit`` or ``write``; each tool's ``path`` is a JSON-Schema ``enum`` of the entries that
-exist (two levels down, plus a deeper one the prompt names; hidden ones and the session folder left out), so the
-grammar-constrained model cannot invent a path; and the system prompt is the short local one. Read from what
-leaves the kernel for the model (the provider's ``on_payload`` hook) and from the agent's state after the run.
+not through ``plan_run``: the model is the in-process ``local`` one; its tools are the read-only ``read``,
+``ls`` and the notebook's ``vars``, never ``bash``, ``edit``, ``write`` or ``python``; each tool's ``path`` is a
+JSON-Schema ``enum`` of the entries that exist (two levels down, plus a deeper one the prompt names; hidden ones
+and the session folder left out), so the grammar-constrained model cannot invent a path; and the system prompt is
+the short local one. Read from what leaves the kernel for the model (the provider's ``on_payload`` hook) and from
+the agent's state after the run.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def test_a_plain_agent_cell_runs_the_local_model_with_read_only_tools_and_existi
     assert seen["model"] == ["local", "local", "smollm2-135m"]
     assert seen["system"] == LOCAL_SYSTEM_PROMPT
     tools = seen["tools"]
-    assert list(tools) == ["read", "ls"]  # read-only, and only these two
+    assert list(tools) == ["read", "ls", "vars"]  # read-only, and only these three (vars: the notebook's own)
     assert tools["read"]["properties"]["path"]["enum"] == ["data.csv", "notes/todo.txt", "notes/deep/plan.md"]
     assert tools["ls"]["properties"]["path"]["enum"] == [".", "notes", "notes/deep"]
 
@@ -68,8 +69,8 @@ def test_a_plain_agent_cell_runs_the_local_model_with_read_only_tools_and_existi
     system = first["messages"][0]
     assert system["role"] == "system" and system["content"].startswith(LOCAL_SYSTEM_PROMPT + "\n\n")
     listed = [line.split()[1] for line in system["content"].splitlines() if line.startswith("- ")]
-    assert listed == ["read", "ls"]
-    for other in ("bash", "edit", "write", "grep", "find"):
+    assert listed == ["read", "ls", "vars"]
+    for other in ("bash", "edit", "write", "grep", "find", "python", "new_cell"):
         assert f'"name": "{other}"' not in system["content"]
     messages = kernel.messages()
     assert messages[0]["role"] == "user" and messages[0]["content"][0]["text"] == prompt

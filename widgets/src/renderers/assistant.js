@@ -1,6 +1,8 @@
 // assistant: markdown text, collapsed thinking, one card per tool call (linked to its result),
 // error/aborted marks and a quiet usage footer. Signatures (thinking/text/thought) are never shown.
 
+import { toolView } from "../tool_views.js";
+
 const ARGS_OPEN_LINES = 12;
 
 function thinkingBlock(block, x) {
@@ -33,6 +35,8 @@ function argumentsView(args, x) {
 }
 
 export function toolCallCard(block, x) {
+  const view = toolView(block.name)?.call; // a tool drawn its own way (tool_views.js): the notebook's python
+  if (view) return view(block, x);
   const id = String(block.id ?? "");
   const pretty = x.prettyJson(block.arguments ?? {}) ?? "";
   const lines = pretty.split("\n").length;

@@ -1,5 +1,6 @@
 // The built-in renderers, registered through the public registerRenderer like any user renderer.
 import { registerRenderer } from "../registry.js";
+import "./agentCell.js"; // the notebook's python and new_cell tools, drawn as cells (registered by tool name)
 import assistant from "./assistant.js";
 import bashExecution from "./bashExecution.js";
 import branchSummary from "./branchSummary.js";

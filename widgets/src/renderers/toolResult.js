@@ -1,6 +1,8 @@
 // toolResult: what the LLM sees (text as monospace output, images), error styling, a link back to the
-// call, and `details` (UI-only structured data) behind a toggle.
+// call, and `details` (UI-only structured data) behind a toggle. A tool with a view of its own (tool_views.js:
+// the notebook's `python` draws its result as a cell's output) fills the body its way, under the same badges.
 
+import { toolView } from "../tool_views.js";
 import { hasMasked, maskedBadge } from "./masked.js";
 
 export default function renderToolResult(message, el, x) {
@@ -12,6 +14,11 @@ export default function renderToolResult(message, el, x) {
   }
   const texts = Array.isArray(message.content) ? message.content.map((block) => block?.text) : [];
   if (hasMasked(...texts)) x.header.appendChild(maskedBadge(x));
+  const view = toolView(message.toolName)?.result;
+  if (view) {
+    view(message, el, x);
+    return;
+  }
   const box = x.h(
     "div",
     { class: ["pi-toolresult", isError && "pi-toolresult-error"], id: x.resultAnchor(id), dataset: { toolCallId: id } },
