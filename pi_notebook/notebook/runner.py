@@ -80,15 +80,23 @@ class _OnMain:
     done: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
 
     def run(self) -> None:
+        """Run the call. The stop button during it propagates (KeyboardInterrupt) with the future left pending:
+        :func:`run_blocking` stops the run first, then fails the call (:meth:`stopped`), so the agent cannot act on
+        the failure before it is aborted."""
         if not self.done.set_running_or_notify_cancel():
             return
         try:
-            self.done.set_result(self.fn())
-        except KeyboardInterrupt:  # the stop button, while the call ran: it fails, and the run is stopped
-            self.done.set_exception(Interrupted("the stop button interrupted it"))  # (not a BaseException: the
-            raise  # loop's thread would die of it)
+            result = self.fn()
+        except KeyboardInterrupt:
+            raise
         except BaseException as e:
             self.done.set_exception(e)
+        else:
+            self.done.set_result(result)
+
+    def stopped(self) -> None:
+        if not self.done.done():  # (Interrupted, not the BaseException: the loop's thread would die of it)
+            self.done.set_exception(Interrupted("the stop button interrupted it"))
 
 
 _main_post: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar("pi_main_post", default=None)
@@ -135,6 +143,7 @@ def run_blocking(
     future = background_loop().submit(work())
     interrupted = False
     deadline: float | None = None
+    running: list[_OnMain] = []  # the main-thread call in progress, if any
 
     def drain() -> None:
         while True:
@@ -145,25 +154,30 @@ def run_blocking(
             if isinstance(item, _OnMain):
                 if interrupted:  # stopped: nothing more runs in the user's kernel
                     item.done.cancel()
-                else:
-                    item.run()
+                    continue
+                running.append(item)
+                item.run()
+                running.clear()
             elif on_event is not None:
                 on_event(item)
 
     while True:
         try:
+            finished = cancelled = False
             try:
                 result = future.result(timeout=poll_seconds)
+                finished = True
             except concurrent.futures.CancelledError:
-                drain()
-                return None, True
+                cancelled = True
             except concurrent.futures.TimeoutError:
-                drain()
-                if deadline is not None and time.monotonic() > deadline:
-                    raise Interrupted("the interrupted work did not stop in time") from None
-                continue
-            drain()
-            return result, interrupted
+                pass
+            drain()  # (outside the except blocks: an error of a main-thread call is not chained to a timeout)
+            if cancelled:
+                return None, True
+            if finished:
+                return result, interrupted
+            if deadline is not None and time.monotonic() > deadline:
+                raise Interrupted("the interrupted work did not stop in time")
         except KeyboardInterrupt:
             if interrupted:  # a second interrupt: stop waiting, the loop finishes on its own
                 drain()
@@ -172,3 +186,6 @@ def run_blocking(
             deadline = time.monotonic() + ABORT_GRACE_SECONDS
             if on_interrupt is not None:
                 on_interrupt(future)
+            for call in running:  # the stop button hit a main-thread call: it fails now that the run is stopped
+                call.stopped()
+            running.clear()
