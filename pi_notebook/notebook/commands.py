@@ -11,15 +11,19 @@ from typing import Any
 from IPython.core.error import UsageError
 from traitlets import Int, TraitError
 
+from ..ai.keys import MissingApiKeyError, require_api_key
 from ..coding_agent.pi_sessions import is_draft
+from ..coding_agent.run_policy import parse_tools
 from ..coding_agent.session import EntryNotFoundError, SessionError, SessionFile, SessionLockedError
 from .config import one_line
 from .models_command import default_model_line
 from .pi_layout import pi_sessions_for, session_lines
+from .session_words import describe_session, entry_lines
 from .utf8 import say
 
 SESSION_USAGE = (
-    "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT | export PATH.html|.jsonl|.md [--tree]]"
+    "%agent_session [new | open [N | PATH] | list | branch ID | label ID TEXT | "
+    "export PATH.html|.jsonl|.md [--tree] [--no-private]]"
 )
 SHOWN_WARNINGS = 5
 """Loading warnings printed when a session is opened; the rest are counted (all are in ``file.warnings``)."""
@@ -33,10 +37,10 @@ def session_command(session: Any, line: str) -> None:
         raise UsageError(f"{e}; usage: {SESSION_USAGE}") from e
     command, rest = (words[0], words[1:]) if words else ("", [])
     if command == "":
-        say(session.describe())
+        say(describe_session(session))
     elif command == "new" and not rest:
         start_new_session(session, "%agent_session new")
-        say(session.describe())
+        say(describe_session(session))
     elif command == "open" and not rest:
         _list_pi_sessions(session)
     elif command == "open" and len(rest) == 1:
@@ -53,16 +57,16 @@ def session_command(session: Any, line: str) -> None:
             say(f"warning: {warning}")
         if len(warnings) > SHOWN_WARNINGS:
             say(f"... and {len(warnings) - SHOWN_WARNINGS} more warnings (current_session().file.warnings)")
-        say(session.describe())
+        say(describe_session(session))
     elif command == "list" and not rest:
-        say("\n".join(session.entry_lines()) or "(no entries)")
+        say("\n".join(entry_lines(session)) or "(the session is empty)")
     elif command == "branch" and len(rest) == 1:
         try:
             session.file.branch(rest[0])
         except (EntryNotFoundError, KeyError) as e:
             raise UsageError(f"no entry {rest[0]!r} in {session.file.path.name}") from e
         session.reload()
-        say(session.describe())
+        say(describe_session(session))
     elif command == "label" and len(rest) >= 2:
         if session.file.get_entry(rest[0]) is None:
             raise UsageError(f"no entry {rest[0]!r} in {session.file.path.name}")
@@ -78,22 +82,34 @@ def session_command(session: Any, line: str) -> None:
 
 
 def _export(session: Any, words: list[str]) -> None:
-    """``%agent_session export PATH [--tree]``: the session as an HTML page, a Pi session file or Markdown."""
+    """``%agent_session export PATH [--tree] [--no-private]``: the session as an HTML page, a Pi session file or
+    Markdown; the page is titled with the notebook's name."""
     from .export import ExportError, export_session
+    from .session_paths import notebook_path
 
-    tree = "--tree" in words
-    paths = [w for w in words if w != "--tree"]
-    if len(paths) != 1 or paths[0].startswith("-"):
+    flags = {w for w in words if w.startswith("-")}
+    paths = [w for w in words if not w.startswith("-")]
+    unknown = flags - {"--tree", "--no-private"}
+    if len(paths) != 1 or unknown:
         raise UsageError(f"usage: {SESSION_USAGE}")
     path = Path(paths[0]).expanduser()
+    notebook = notebook_path(getattr(session, "shell", None))
+    private = "--no-private" not in flags
     try:
-        written = export_session(session, path, tree=tree)
+        written = export_session(
+            session, path, tree="--tree" in flags, private=private, notebook=notebook.name if notebook else None
+        )
     except ExportError as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot export to {path}: {e.strerror or e}") from None
-    what = "the whole tree" if tree else f"{len(session.messages)} messages"
-    say(f"exported {what} to {written}")
+    hidden = sum(1 for m in session.messages if getattr(m, "exclude_from_context", None))
+    page = path.suffix.lower() in (".html", ".md")
+    shown = len(session.messages) - (0 if private or not page else hidden)
+    say(f"exported {'the whole tree' if '--tree' in flags else f'{shown} messages'} to {written}")
+    if hidden and page:
+        kept = f"{hidden} message{'s' if hidden > 1 else ''} never sent to the LLM (%bash!, %agent_private)"
+        say(f"{kept}: shown, marked so (--no-private leaves them out)" if private else f"{kept}: left out")
     unsaved = len(session.writer.unsaved)
     if unsaved and path.suffix.lower() == ".jsonl":  # the file could not be written lately: say what is missing
         say(f"note: {unsaved} entries the session file could not take yet are not in {written.name}")
@@ -208,15 +224,18 @@ def _pi_session_numbered(session: Any, word: str) -> Path:
     return sessions[number - 1].path
 
 
-def config_command(config: Any, line: str) -> None:
-    """Print the settings, or set ``name=value`` pairs (values checked like IPython config)."""
+def config_command(session: Any, line: str) -> None:
+    """Print the settings and what a plain ``%%agent`` runs with, or set ``name=value`` pairs (values checked like
+    IPython config)."""
+    config = session.config
     try:
         pairs = shlex.split(line)
     except ValueError as e:
         raise UsageError(str(e)) from e
     if not pairs:
         say(config.describe())
-        say(default_model_line(config.default_model))
+        say(next_run_text(session))
+        say(default_model_line(config.default_model))  # last: the line that says why that model
         return
     names = set(config.trait_names(config=True))
     for pair in pairs:
@@ -229,6 +248,44 @@ def config_command(config: Any, line: str) -> None:
             text = one_line(e)
             raise UsageError(text if text.startswith(f"{name}: ") else f"{name}: {text}") from None
     say(config.describe())
+
+
+def next_run_text(session: Any) -> str:
+    """The tools and system prompt a ``%%agent`` without options runs with: the plan of the run itself
+    (:meth:`~pi_notebook.coding_agent.agent_session.AgentSession.plan_run`), which for a small local model are its
+    own while the settings hold the defaults; said so when they differ from the settings shown above."""
+    plan = session.plan_run(None)
+    config = session.config
+    tools = ",".join(plan.tool_names) or "none"
+    lines = [f"a %%agent without options runs {plan.model.provider}/{plan.model.id} with:"]
+    why = ""
+    if list(plan.tool_names) != parse_tools(config.tools):
+        why = f"  (not the tools setting: a small local model gets these while tools is {config.tools!r})"
+    lines.append(f"  tools          {tools}{why}")
+    why = ""
+    if plan.system_prompt != config.system_prompt:
+        why = "  (not the system_prompt setting: a small local model gets this short one while it is the default)"
+    lines.append(f"  system prompt  {plan.system_prompt!r}{why}")
+    return "\n".join(lines)
+
+
+def require_key(session: Any, model: Any) -> None:
+    """A one-line :class:`UsageError` before anything runs or is recorded when ``model``'s provider needs a key
+    that is not set (and none is given to the agent in Python): the variable to set, and how to set it from the
+    notebook without the key being saved in it (``%env NAME=value`` prints the value into the cell's output)."""
+    agent = session.agent
+    if agent.get_api_key is not None or agent.stream_options.get("api_key"):
+        return
+    try:
+        require_api_key(model.provider)
+    except MissingApiKeyError as e:
+        if e.env_var is None:
+            raise UsageError(f"{model.provider}/{model.id} needs an API key, and none is known for it") from None
+        name = e.env_var
+        raise UsageError(
+            f"{name} is not set ({model.provider}/{model.id} needs it): in a cell, run "
+            f'import os, getpass; os.environ["{name}"] = getpass.getpass()  (or set it before starting Jupyter)'
+        ) from None
 
 
 def _typed(trait: Any, name: str, value: str) -> Any:

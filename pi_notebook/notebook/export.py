@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..agent_core import as_agent_message
+from ..agent_core import as_agent_message, to_pi_json
 from ..ai import AssistantMessage
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.masking import mask_json, mask_message
@@ -161,15 +161,25 @@ def _bundle(name: str) -> str:
     return path.read_text("utf-8")
 
 
-def _inspector_state(source: Any, pack: Callable[[Any], Any]) -> tuple[dict[str, Any], Any]:
+def _private(data: Any) -> bool:
+    """A message (Pi JSON) shown and stored but never sent: a ``%bash!`` command, a cell marked
+    ``%agent_private`` (``excludeFromContext``)."""
+    return isinstance(data, dict) and data.get("excludeFromContext") is True
+
+
+def _inspector_state(source: Any, pack: Callable[[Any], Any], *, private: bool = True) -> tuple[dict[str, Any], Any]:
     """The inspector's state for ``source`` as :class:`~.inspector.InspectorWidget` computes it (the source's own
     preview, its trace and the providers' request builders, every secret redacted), without making the widget:
     nothing is sent to a front end. Packed as it is made: the provider bodies are built, cleaned and packed one
-    at a time, so one of them is in memory at once. Also the next request's context (for the header)."""
+    at a time, so one of them is in memory at once. Also the next request's context (for the header). Without
+    ``private``, the rows of messages never sent are left out (the request bodies never hold them)."""
     src = source_of(source)
     trace = retrace(src, None, first_only=False)
     chosen = chosen_model(src)
-    state: dict[str, Any] = {key: pack(value) for key, value in view_state(src, trace, chosen).items()}
+    view = view_state(src, trace, chosen)
+    if not private:
+        view["rows"] = [row for row in view["rows"] if not _private(row.get("agent"))]
+    state: dict[str, Any] = {key: pack(value) for key, value in view.items()}
     state.update(requests={}, provider=request_key(chosen), busy=False, requests_before={})
     del trace  # its rows are packed
     secrets = source_secrets(source)
@@ -178,26 +188,36 @@ def _inspector_state(source: Any, pack: Callable[[Any], Any]) -> tuple[dict[str,
     return state, src.call.context
 
 
-def _packed_state(source: Any, title: str | None, packer: Packer) -> tuple[dict[str, Any], dict[str, Any]]:
+def _packed_state(
+    source: Any, title: str | None, packer: Packer, *, private: bool = True
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The page's views' state, packed (:mod:`~.packed`: each text once), and the header's facts. The
     transcript is packed first, so the parts are the session's own strings, not copies. Known secrets are masked
-    as it is packed: a session's messages already are, a session file or a list given here may not be."""
+    as it is packed: a session's messages already are, a session file or a list given here may not be. Without
+    ``private``, the messages never sent to the LLM are left out before anything is packed: none of their text
+    is in the page."""
     masker = _masker_of(source)
 
     def pack(value: Any) -> Any:
         return packer.pack(mask_json(value, masker))
 
-    transcript = {key: pack(value) for key, value in transcript_state(source, title=title).items()}
-    inspector, context = _inspector_state(source, pack)
-    about = mask_json(_about(source, _typed(source), context), masker)
-    return {"transcript": transcript, "inspector": inspector}, about
+    shown = transcript_state(source, title=title)
+    if not private:
+        kept = [i for i, m in enumerate(shown["messages"]) if not _private(m)]
+        shown.update(messages=[shown["messages"][i] for i in kept], visibility=[shown["visibility"][i] for i in kept])
+    transcript = {key: pack(value) for key, value in shown.items()}
+    inspector, context = _inspector_state(source, pack, private=private)
+    typed = _typed(source)
+    about = _about(source, typed if private else [m for m in typed if not _private(to_pi_json(m))], context)
+    about["private"] = {"count": sum(1 for m in typed if _private(to_pi_json(m))), "shown": private}
+    return {"transcript": transcript, "inspector": inspector}, mask_json(about, masker)
 
 
-def page_state(source: Any, *, title: str | None = None) -> dict[str, Any]:
+def page_state(source: Any, *, title: str | None = None, private: bool = True) -> dict[str, Any]:
     """The data of an export page, unpacked: the transcript's and the inspector's widget state (the inspector's
     request bodies for every provider it offers, so its switch works without a kernel) and the header's facts."""
     packer = Packer()
-    state, about = _packed_state(source, title, packer)
+    state, about = _packed_state(source, title, packer, private=private)
     data = json.loads(f'{{"parts":{"".join(packer.parts_json())},"state":{script_json(state)}}}')
     return {**unpack(data), "about": about}
 
@@ -305,26 +325,45 @@ def _header_html(about: dict[str, Any], title: str) -> str:
     if about["tools"]:
         items = "".join(f"<li><b>{e(t['name'])}</b> — {e(t['description'])}</li>" for t in about["tools"])
         parts.append(f"<details><summary>Tools ({len(about['tools'])})</summary><ul>{items}</ul></details>")
+    note = _private_note(about["private"])
+    if note:
+        shown = "shown" if about["private"]["shown"] else "left-out"
+        parts.append(f'<p class="pi-export-private" data-private="{shown}">{e(note)}</p>')
     return "\n".join(parts)
+
+
+def _private_note(private: dict[str, Any]) -> str:
+    """What the header says of the messages never sent to the LLM (``%bash!``, ``%agent_private``)."""
+    n = private["count"]
+    if not n:
+        return ""
+    what = f"{n} message{'s' if n > 1 else ''} you kept from the LLM (%bash!, %agent_private)"
+    if private["shown"]:
+        return f"This page shows {what}, each marked “not sent to the LLM”; export with --no-private to leave them out."
+    return f"{what[0].upper()}{what[1:]} {'are' if n > 1 else 'is'} left out of this page (--no-private)."
 
 
 def _page_title(about: dict[str, Any], title: str | None) -> str:
     if title:
         return title
+    if about.get("notebook"):
+        return f"{about['notebook']} — agent session"
     if about["name"]:
         return f"Session: {about['name']}"
     return f"Session: {about['id']}" if about["id"] else "Session"
 
 
-def _page_pieces(source: Any, title: str | None) -> Iterator[str]:
+def _page_pieces(source: Any, title: str | None, *, private: bool = True, notebook: str | None = None) -> Iterator[str]:
     """The export page of ``source``, in pieces: its state is never one string (a long session's page is written
-    as it is made, its parts one by one)."""
+    as it is made, its parts one by one). ``notebook``: the name of the notebook the session belongs to, the page's
+    title unless ``title`` is given."""
     code = {name: _bundle(file) for name, file in BUNDLES.items()}
     css = _bundle("pi_notebook.css")
     if "</style" in css.lower():  # it would end the <style> element early
         raise ExportError("pi_notebook.css contains '</style'; it cannot be inlined")
     packer = Packer()
-    state, about = _packed_state(source, title, packer)
+    state, about = _packed_state(source, title, packer, private=private)
+    about["notebook"] = notebook
     heading = _page_title(about, title)
     yield f"""<!DOCTYPE html>
 <html lang="en">
@@ -356,31 +395,51 @@ session's content.</p></noscript>
 """
 
 
-def html_page(source: Any, *, title: str | None = None) -> str:
+def html_page(source: Any, *, title: str | None = None, private: bool = True, notebook: str | None = None) -> str:
     """The export page of ``source`` (see :func:`export_html`), as a string."""
-    return utf8_text("".join(_page_pieces(source, title)))
+    return utf8_text("".join(_page_pieces(source, title, private=private, notebook=notebook)))
 
 
-def export_html(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+def export_html(
+    session_or_messages: Any,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    private: bool = True,
+    notebook: str | None = None,
+) -> Path:
     """Write one self-contained HTML page of a session (a notebook session, an Agent, a
     :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages): its transcript and its
     inspector, which opens offline, fetches nothing and runs none of the session's content. Each text of the
-    session is in the page once (:mod:`~.packed`), and the page is written as it is made. Replaces a file at
+    session is in the page once (:mod:`~.packed`), and the page is written as it is made. The messages never sent
+    to the LLM (``%bash!``, ``%agent_private``) are shown marked, and the header says how many; ``private=False``
+    leaves them out. ``notebook``: the notebook's name, which titles the page (``title`` wins). Replaces a file at
     ``path``; returns the path written."""
     _not_the_source(session_or_messages, path)
-    return _write_atomically(path, lambda tmp: _write_text(tmp, _page_pieces(session_or_messages, title)))
+    pieces = _page_pieces(session_or_messages, title, private=private, notebook=notebook)
+    return _write_atomically(path, lambda tmp: _write_text(tmp, pieces))
 
 
 # --- Markdown -----------------------------------------------------------------------------------------------
 
 
-def export_markdown(session_or_messages: Any, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+def export_markdown(
+    session_or_messages: Any,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    private: bool = True,
+    notebook: str | None = None,
+) -> Path:
     """Write a readable Markdown transcript (the notebook's ``text/markdown`` rendering: links other than
-    http(s) and mailto defanged, raw HTML escaped). Replaces a file at ``path``; returns the path written."""
+    http(s) and mailto defanged, raw HTML escaped); ``private=False`` leaves out the messages never sent to the
+    LLM. Replaces a file at ``path``; returns the path written."""
     _not_the_source(session_or_messages, path)
     masker = _masker_of(session_or_messages)
-    messages = [mask_message(m, masker)[0] for m in _typed(session_or_messages)]
+    typed = [m for m in _typed(session_or_messages) if private or not _private(to_pi_json(m))]
+    messages = [mask_message(m, masker)[0] for m in typed]
     about = mask_json(_about(session_or_messages, messages), masker)
+    about["notebook"] = notebook
     text = messages_mimebundle(messages, title=_page_title(about, title))["text/markdown"] + "\n"
     return _write_atomically(path, lambda tmp: _write_text(tmp, [text]))
 
@@ -447,17 +506,30 @@ def export_jsonl(session: Any, path: str | os.PathLike[str], *, tree: bool = Fal
 # --- any format -----------------------------------------------------------------------------------------------
 
 
-def export_session(source: Any, path: str | os.PathLike[str], *, tree: bool = False, title: str | None = None) -> Path:
+def export_session(
+    source: Any,
+    path: str | os.PathLike[str],
+    *,
+    tree: bool = False,
+    title: str | None = None,
+    private: bool = True,
+    notebook: str | None = None,
+) -> Path:
     """Export ``source`` to ``path`` in the format its extension names: ``.html`` (:func:`export_html`),
-    ``.jsonl`` (:func:`export_jsonl`; ``tree``: all branches) or ``.md`` (:func:`export_markdown`)."""
+    ``.jsonl`` (:func:`export_jsonl`; ``tree``: all branches) or ``.md`` (:func:`export_markdown`). ``private=False``
+    leaves out what was never sent to the LLM (the page and the Markdown); ``notebook`` titles them."""
     suffix = Path(path).suffix.lower()
     if suffix not in EXPORT_FORMATS:
         known = ", ".join(EXPORT_FORMATS)
         raise ExportError(f"cannot export to {suffix or 'a file without extension'!r}: use {known}")
     if tree and suffix != ".jsonl":
         raise ExportError("--tree is for a .jsonl session file (the page and the Markdown show the current branch)")
+    if not private and suffix == ".jsonl":
+        raise ExportError(
+            "--no-private is for a .html page or .md transcript (a session file keeps every entry of its branch)"
+        )
     if suffix == ".html":
-        return export_html(source, path, title=title)
+        return export_html(source, path, title=title, private=private, notebook=notebook)
     if suffix == ".md":
-        return export_markdown(source, path, title=title)
+        return export_markdown(source, path, title=title, private=private, notebook=notebook)
     return export_jsonl(source, path, tree=tree)

@@ -24,6 +24,7 @@ from ..coding_agent.run_policy import THINKING_LEVELS, parse_tools
 from ..coding_agent.tools.files import FileTooLargeError, NotRegularFileError, read_regular
 from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
+from .run_status import RUNNING, status_after
 from .runner import Interrupted
 from .utf8 import say
 
@@ -229,11 +230,12 @@ class _RunView:
     elsewhere. It shows only what this cell recorded, never the whole history. When the cell ends the widget is
     replaced by its saved form and closed: neither the page nor the kernel keeps a widget per finished cell."""
 
-    def __init__(self, shell: Any, *, quiet: bool = False):
+    def __init__(self, shell: Any, *, quiet: bool = False, model: Any = None):
         from .widgets import TranscriptWidget  # anywidget and ipywidgets load at the first display
 
         self.live = _has_frontend(shell) and not quiet
         self.widget = TranscriptWidget()
+        self.model = model  # the run's model: whether it is still to be loaded (run_status)
         self.received: list[Any] = []  # every finished message, as it came
         self.done: list[Any] = []  # what is shown: the same, a retry failing the same way counted on one card
         self.streaming: Any = None
@@ -246,6 +248,9 @@ class _RunView:
         """Agent events (and compaction notices). Several agent runs may follow one prompt (a retry, a
         compact-and-continue), so :meth:`finish`, not ``agent_end``, makes the display final."""
         kind = getattr(event, "type", None)
+        status = status_after(event, self.model) if self.live else None
+        if status is not None:
+            self.widget.set_status(status)
         if kind in ("message_start", "message_update"):
             self.streaming = event.message
         elif kind == "message_end":
@@ -273,6 +278,13 @@ class _RunView:
 
         self.received.append(message)
         self.done = collapse_repeated_errors(self.received)
+
+    def bash_started(self, command: str) -> None:
+        """A command runs: its card shows at once, and says how long it has been running until it ends."""
+        if self.live:
+            self.widget.set_status(RUNNING)
+            self.widget.update([], streaming=BashExecutionMessage(command=command, output=""))
+            self.widget.flush()
 
     def bash_progress(self, item: Any) -> None:
         """The tail of a running command, shown as the terminal card it will become (and its notes)."""
@@ -321,7 +333,7 @@ class PiMagics(Magics):
         The prompt may use ``{name}`` to insert a notebook variable (``{{`` for a brace). Everything is
         recorded in the notebook's session; the stop button aborts the run and keeps what was said.
         """
-        from .commands import start_new_session
+        from .commands import require_key, start_new_session
 
         args = parse_argstring(self.agent, line)
         prompt = interpolate(cell, self.shell.user_ns).strip()
@@ -335,13 +347,14 @@ class PiMagics(Magics):
             raise UsageError("--max-turns must be 0 (no limit) or more")
         system = _read_system(args.system)  # before --new: a refused option changes nothing
         session = self._session()
-        if args.new:
-            start_new_session(session, "%%agent --new")
-        _refuse_if_unrecordable(session, "%%agent not run")
         try:
             model = session.resolve_model(args.model)
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
+        require_key(session, model)  # a missing key: one line, before anything is recorded, and the cell fails
+        if args.new:
+            start_new_session(session, "%%agent --new")
+        _refuse_if_unrecordable(session, "%%agent not run")
         print_model_note(model)  # a model the catalogue does not know runs with its provider's defaults
         self._run(
             session, prompt, quiet=args.quiet, model=model, system_prompt=system, tools=tools,
@@ -351,7 +364,7 @@ class PiMagics(Magics):
     def _run(self, session: Any, prompt: str, *, quiet: bool = False, **choices: Any) -> list[Any]:
         """Run the agent on ``prompt`` for this cell, showing the run; the new messages. A run stopped by the stop
         button (or a write the file refused) ends the cell in one line, after everything said is kept."""
-        view = _RunView(self.shell, quiet=quiet)
+        view = _RunView(self.shell, quiet=quiet, model=choices.get("model"))
         try:
             new, interrupted = session.run_prompt(
                 prompt, on_event=view.agent_event, anchor=_cell_id(self.shell), **choices
@@ -371,6 +384,7 @@ class PiMagics(Magics):
     def agent_fix(self, line: str) -> None:
         """Ask the agent why the last failing cell failed, and for a corrected cell: it is put below this one, for
         you to read and run (never run by itself). ``%agent_fix [--model M] [HINT...]``."""
+        from .commands import require_key
         from .fix import corrected_cell, failing_cell, fix_prompt
 
         args = parse_argstring(self.agent_fix, line)
@@ -386,6 +400,7 @@ class PiMagics(Magics):
             model = session.resolve_model(args.model)
         except (UnknownModelError, ValueError) as e:
             raise UsageError(f"--model: {e}") from e
+        require_key(session, model)
         print_model_note(model)
         new = self._run(session, fix_prompt(cell, " ".join(args.hint)), model=model)
         replies = [m for m in new if getattr(m, "role", None) == "assistant"]
@@ -435,6 +450,8 @@ class PiMagics(Magics):
         session = self._session()
         _refuse_if_unrecordable(session, "%bash! not run" if exclude else "%bash not run")
         view = _RunView(self.shell)
+        masker = session.masker()  # shown as the running command's output will be: known secrets masked
+        view.bash_started(masker.mask(command)[0] if masker else command)
         try:
             message, interrupted = session.run_bash(
                 command, exclude=exclude, timeout=args.timeout, on_event=view.bash_progress
@@ -464,10 +481,11 @@ class PiMagics(Magics):
 
     @line_magic
     def agent_config(self, line: str) -> None:
-        """Show the settings, or set them: ``%agent_config default_model=ollama/llama3.2 tools=read,ls``."""
+        """Show the settings and the tools and system prompt a ``%%agent`` without options runs with, or set them:
+        ``%agent_config default_model=ollama/llama3.2 tools=read,ls``."""
         from .commands import config_command
 
-        config_command(self._session().config, line)
+        config_command(self._session(), line)
 
 
 def _refuse_if_unrecordable(session: Any, what: str) -> None:

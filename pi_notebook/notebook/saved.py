@@ -183,6 +183,26 @@ def _cell(text: str, limit: int = HTML_LIMIT) -> str:
     return f"{_pre(shown) or '<pre></pre>'}{note}"
 
 
+def llm_text(messages: list[Any]) -> str:
+    """What the LLM reads of ``messages`` (Pi JSON), exactly: each text block as sent (line breaks, spaces and
+    fences kept), a tool call as its name and JSON arguments, blocks one blank line apart; images are left out
+    (the live view shows them)."""
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and block.get("text"):
+                parts.append(str(block["text"]))
+            elif block.get("type") == "thinking":
+                parts.append("[thinking] " + str(block.get("thinking", "")))
+            elif block.get("type") == "toolCall":
+                arguments = json.dumps(block.get("arguments") or {}, ensure_ascii=False, separators=(",", ":"))
+                parts.append(f"→ {block.get('name', '?')}({arguments})")
+    return "\n\n".join(parts)
+
+
 def inspector_html(state: dict[str, Any], summary: str) -> str:
     """The static ``text/html`` of an inspector's state: a two-column table and the request body shown, cut."""
     parts = ['<div class="pi-s">', STYLE, f"<h4>{_esc(summary)}</h4>"]
@@ -193,7 +213,7 @@ def inspector_html(state: dict[str, Any], summary: str) -> str:
         if row.get("status") in ("translated", "injected"):
             got = str(row.get("produced_text", ""))
         elif row.get("status") == "passed":
-            got = "(the same message)"
+            got = llm_text(row.get("llm") or []) or "(the same message, without text)"
         else:
             got = "(nothing)"
         status = f"{row.get('status')}: {row.get('reason')} (~{row.get('tokens')} tokens)"

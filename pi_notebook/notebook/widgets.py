@@ -43,6 +43,10 @@ STATIC = Path(__file__).parent / "static"
 
 FALLBACK_CSS = ".pi-fallback pre { white-space: pre-wrap; margin: 0.2em 0 0.8em; }"
 
+DISCARDED_ESM = "export default {};"
+"""The code a discarded widget's saved state keeps (:meth:`LiveWidget.discard`): a valid anywidget module that
+draws nothing, a few bytes instead of the view's code."""
+
 # Used only when the built bundle is missing (a source checkout before the JS build): plain text, no HTML.
 _FALLBACK_TRANSCRIPT_ESM = """
 function text(m) {
@@ -216,12 +220,16 @@ class LiveWidget(anywidget.AnyWidget):
     def discard(self) -> None:
         """Close this widget and its layout for good, after emptying its synced code and data: a headless runner
         (nbclient, so ``nbconvert --execute`` and papermill) keeps the last state of a closed widget and saves it
-        with the notebook, which JupyterLab, disposing of the model, does not."""
+        with the notebook, which JupyterLab, disposing of the model, does not. The code left is
+        :data:`DISCARDED_ESM`, a module that does nothing: a notebook opened later makes a model of every saved
+        state, and anywidget fails one whose code is empty ("Failed to initialize model", in the console)."""
         if self.comm is not None:
             with self.hold_sync():
                 for name in ("_esm", "_css", *sorted(self._kernel_owned)):
-                    if self.has_trait(name):
-                        self.set_trait(name, self.trait_defaults(name) if name in self._kernel_owned else "")
+                    if not self.has_trait(name):
+                        continue
+                    empty = DISCARDED_ESM if name == "_esm" else ""
+                    self.set_trait(name, self.trait_defaults(name) if name in self._kernel_owned else empty)
         layout = getattr(self, "layout", None)
         self.close()
         if layout is not None:
@@ -322,7 +330,7 @@ class TranscriptWidget(LiveWidget):
 
     _esm = asset_text(static_asset("transcript.js", _FALLBACK_TRANSCRIPT_ESM))
     _css = asset_text(static_asset("pi_notebook.css", FALLBACK_CSS))
-    _kernel_owned = frozenset({"messages", "visibility", "streaming"})
+    _kernel_owned = frozenset({"messages", "visibility", "streaming", "status"})
 
     messages = t.List(t.Dict()).tag(sync=True)
     """The messages, as Pi JSON."""
@@ -336,6 +344,10 @@ class TranscriptWidget(LiveWidget):
     """An optional heading."""
     renderers = t.Dict().tag(sync=True)
     """Role → ES module source of a custom renderer (see :func:`register_renderer`)."""
+    status = t.Unicode("").tag(sync=True)
+    """What a running cell is doing while nothing else shows it (``"running for {elapsed}"``, ``"loading the
+    model ({elapsed})"``), or ``""``. The view puts the time since the text last changed in ``{elapsed}``, counting
+    on its own: the kernel sends nothing while it waits."""
 
     def __init__(
         self,
@@ -401,6 +413,12 @@ class TranscriptWidget(LiveWidget):
         with self._lock:
             self._pending_streaming = _UNSET
             self._write(_UNSET, _UNSET, message)
+
+    def set_status(self, text: str) -> None:
+        """Say what the running cell is doing (see :attr:`status`); ``""`` when its messages show it."""
+        with self._lock:
+            if text != self.status:
+                self.status = text
 
     def _write(self, data: Any, levels: Any, streaming: Any) -> None:
         # Only changed traits are sent; hold_sync batches them into one comm message.
@@ -482,6 +500,7 @@ class TranscriptWidget(LiveWidget):
         only: :func:`interactive_frontend`) gets the final state as one whole-state sync, so it saves the run;
         JupyterLab's model holds it already and gets the last delta."""
         with self._lock:
+            self.set_status("")
             if messages is None:
                 pending = self._pending_messages
                 messages = self._run_messages if pending is _UNSET else pending

@@ -218,7 +218,7 @@ def test_markdown_export_is_readable_and_has_no_live_link(shell, capsys, tmp_pat
     result, _ = run_export(shell, capsys, "session.md")
     assert result.success
     md = (tmp_path / "session.md").read_text("utf-8")
-    assert md.startswith("### Session: ") and "There is one file." in md and "echo hello" in md
+    assert md.startswith("### analysis.ipynb — agent session") and "There is one file." in md and "echo hello" in md
     messages = [m for group in role_messages().values() for m in group]
     md = export.export_markdown(messages, tmp_path / "xss.md").read_text("utf-8")
     assert markdown_problems(md) == []

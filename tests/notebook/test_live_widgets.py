@@ -178,7 +178,7 @@ def test_the_front_end_asking_again_gets_the_whole_state_and_its_copies_are_igno
     sent = capture(w)
     w._handle_custom_msg({"pi": "resync"}, [])
     (state,) = custom(sent)
-    assert state == {"pi": "state", "messages": w.messages, "streaming": None, "visibility": ["both"]}
+    assert state == {"pi": "state", "messages": w.messages, "status": "", "streaming": None, "visibility": ["both"]}
     w.set_state({"messages": [], "show_hidden": True})  # a front end saving show_hidden sends its copies along
     assert w.messages != [] and w.show_hidden is True
 

@@ -213,10 +213,10 @@ def test_agent_session_and_config_magics(shell, capsys):
     shell.agent("hi")
     shell.cell("%agent_session")
     out = capsys.readouterr().out
-    assert str(shell.session.file.path) in out and "leaf:" in out
+    assert str(shell.session.file.path) in out and "latest message: " in out
     shell.cell("%agent_session list")
     listing = capsys.readouterr().out
-    assert "message user: hi" in listing and "message assistant: hello" in listing
+    assert "prompt: hi" in listing and "reply: hello" in listing
     first = shell.session.file.entries[0].id
     shell.cell(f"%agent_session label {first} start here")
     assert shell.session.file.get_label(first) == "start here"

@@ -103,11 +103,16 @@ def test_agent_config_says_which_default_model_and_why(shell, capsys, monkeypatc
 
 
 def test_an_unknown_id_runs_with_a_note_printed_once(shell, capsys):
-    # No key: the run fails as data (an error reply), after the note; nothing reaches the network.
+    # A key given in Python, and a payload hook that fails the call before it is sent: the run fails as data (an
+    # error reply), after the note; nothing reaches the network. (Without a key the cell fails before it runs.)
+    def offline(body, model):
+        raise RuntimeError("stopped before the network")
+
+    shell.session.agent.stream_options.update(api_key="sk-test-not-a-key", on_payload=offline)
     first = output(shell, capsys, "%%agent --model openai/tomorrows-model --tools none\nhi")
     note = first.splitlines()[0]
     assert note.startswith("Note: openai/tomorrows-model is not in the model catalogue (genai-prices ")
-    assert "defaults from gpt-5.5" in note and "No API key for provider 'openai'" in first
+    assert "defaults from gpt-5.5" in note and "stopped before the network" in first
     assert shell.session.messages[-1].model == "tomorrows-model"
     second = output(shell, capsys, "%%agent --model openai/tomorrows-model --tools none\nhi again")
     assert "Note:" not in second

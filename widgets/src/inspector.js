@@ -8,6 +8,7 @@ import { applyPatch, followDeltas, PatchError, spliceList } from "./live.js";
 import { compactionChanged, compactionOf, compactionText, decorateRow, drawThreshold } from "./compaction.js";
 import { Compare } from "./compare.js";
 import { imageBlock } from "./image.js";
+import { llmParts } from "./llm_text.js";
 import { fillDiff, fillText } from "./request_text.js";
 import { announceState } from "./snapshot.js";
 import { shortText } from "./summary.js";
@@ -427,12 +428,14 @@ class InspectorView {
       llmCell.appendChild(h("div", { class: "pi-cell-text pi-quiet pi-dropped-note" }, note));
     }
     for (const m of llm) {
+      // Each text as the LLM gets it (line breaks, spaces, fences): this column is "what the LLM sees".
+      const parts = llmParts(m).map((p) => h("pre", { class: ["pi-llm-text", `pi-llm-${p.kind}`], dataset: { part: p.kind } }, p.text));
       llmCell.appendChild(
         h(
           "div",
           { class: "pi-llm-msg" },
           h("span", { class: "pi-role-tag" }, String(m?.role ?? "(no role)")),
-          h("div", { class: "pi-cell-text" }, shortText(m)),
+          parts.length ? parts : h("div", { class: "pi-cell-text pi-quiet" }, "(no text)"),
           imagesOf(m),
         ),
       );

@@ -44,6 +44,17 @@ export function defaultVisibility(message) {
   return "both";
 }
 
+/** "4 s", "2 min 5 s": the time a running cell has been at what its status says. */
+export function fmtElapsed(ms) {
+  const seconds = Math.max(0, Math.floor((Number(ms) || 0) / 1000));
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+/** A running cell's status line: the kernel's text with `{elapsed}` replaced by the time since it came. */
+export function statusText(template, ms) {
+  return String(template ?? "").replaceAll("{elapsed}", fmtElapsed(ms));
+}
+
 /** The header count: "12 messages · 3 hidden" (hidden = display:false, not drawn unless show_hidden). */
 export function countText(total, hidden, showHidden) {
   const all = `${total.toLocaleString("en-US")} message${total === 1 ? "" : "s"}`;
@@ -166,6 +177,12 @@ class TranscriptView {
     this.list = h("div", { class: "pi-list", role: "log", "aria-live": "off" });
     this.empty = h("div", { class: "pi-empty pi-quiet" }, "(no messages)");
     this.slot = h("div", { class: "pi-streaming-slot", "aria-live": "polite" });
+    // What a running cell is doing while nothing else shows it (a command that prints nothing yet, the model
+    // loading): the kernel's `status`, its seconds counted here.
+    this.statusEl = h("div", { class: "pi-run-status", role: "status", hidden: true });
+    this.status = "";
+    this.statusSince = 0;
+    this.statusTimer = null;
     this.root = h(
       "div",
       { class: "pi-transcript", dataset: { state: "rendering" } },
@@ -173,6 +190,7 @@ class TranscriptView {
       this.empty,
       this.list,
       this.slot,
+      this.statusEl,
     );
     el.appendChild(this.root);
 
@@ -190,6 +208,7 @@ class TranscriptView {
       "change:show_hidden": () => this.applyShowHidden(),
       "change:title": () => this.updateHeader(),
       "change:renderers": () => this.loadCustom(),
+      "change:status": () => this.renderStatus(),
     };
     for (const [ev, fn] of Object.entries(this.handlers)) model.on(ev, fn);
 
@@ -197,10 +216,12 @@ class TranscriptView {
     if (Object.keys(this.model.get("renderers") || {}).length) this.loadCustom();
     else this.update();
     this.renderStreaming();
+    this.renderStatus();
     this.setState();
   }
 
   destroy() {
+    clearInterval(this.statusTimer);
     for (const [ev, fn] of Object.entries(this.handlers)) this.model.off(ev, fn);
     this.vlist?.destroy();
     this.cancelChunk?.();
@@ -391,6 +412,29 @@ class TranscriptView {
     this.updateHeader();
   }
 
+  /** The status line: shown while the kernel says what the cell is doing, its `{elapsed}` counted each second
+   * from when that text came (the kernel sends nothing while it waits). */
+  renderStatus() {
+    const value = this.model.get("status");
+    const status = typeof value === "string" ? value : "";
+    if (status !== this.status) {
+      this.status = status;
+      this.statusSince = Date.now();
+    }
+    clearInterval(this.statusTimer);
+    this.statusTimer = null;
+    this.statusEl.hidden = !status;
+    this.statusEl.textContent = "";
+    if (status) {
+      const draw = () => {
+        this.statusEl.textContent = statusText(status, Date.now() - this.statusSince);
+      };
+      draw();
+      if (status.includes("{elapsed}")) this.statusTimer = setInterval(draw, 1000);
+    }
+    this.updateHeader();
+  }
+
   applyShowHidden() {
     const show = this.showHidden();
     for (const r of this.rendered) if (HIDDEN.has(r.visibility)) r.el.hidden = !show;
@@ -431,7 +475,10 @@ class TranscriptView {
     this.countEl.dataset.visible = String(show ? n : n - hidden);
     this.hiddenToggle.hidden = hidden === 0;
     this.hiddenBox.checked = show;
-    this.empty.hidden = n > 0 || !!this.model.get("streaming");
+    // A running cell with nothing recorded yet shows what runs (its card, its status), not "0 messages".
+    const running = !!this.model.get("streaming") || !!this.status;
+    this.countEl.hidden = n === 0 && running;
+    this.empty.hidden = n > 0 || running;
   }
 
   // ---- one message -------------------------------------------------------------------------------

@@ -178,7 +178,8 @@ describe("notebookCell in the inspector", () => {
       assert.equal(img.getAttribute("src"), `data:image/png;base64,${PNG_1PX}`, pane);
       assert.ok(!cellEl.textContent.includes(PNG_1PX.slice(0, 20)), `${pane}: no base64 as text`);
     }
-    assert.match(r.querySelector('[data-pane="llm"] .pi-cell-text').textContent, /^Ran notebook cell \[5\]:.*\[image image\/png\]$/);
+    // the text exactly as sent (its line breaks kept), the picture beside it as a thumbnail
+    assert.equal(r.querySelector('[data-pane="llm"] .pi-llm-text').textContent, text);
     // a click on a thumbnail enlarges it and leaves the row as it was
     const img = r.querySelector('[data-pane="llm"] img');
     img.dispatchEvent(new window.MouseEvent("click", { bubbles: true }));

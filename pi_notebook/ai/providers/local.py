@@ -56,6 +56,9 @@ def resolve_gguf(model_id: str) -> Path:
     return path
 
 
+_loaded: set[tuple[str, int]] = set()  # (path, n_ctx) of the models _load has loaded in this process
+
+
 @lru_cache(maxsize=2)
 def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
     try:
@@ -66,7 +69,18 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
     llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
     # Free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails noisily).
     atexit.register(llm.close)
+    _loaded.add((path, n_ctx))
     return llm, threading.Lock()  # one generation at a time per loaded model
+
+
+def is_loaded(model: Model) -> bool:
+    """Whether ``model`` is loaded in this process already: if not, its next reply waits for the load first (a
+    front end says so). Cheap: it finds the file, it loads nothing."""
+    try:
+        path = str(resolve_gguf(model.id))
+    except LocalModelError:
+        return False
+    return (path, model.context_window) in _loaded
 
 
 # Sampling chosen by the offline eval (``python -m pi_notebook.evals``): near-greedy, with a repetition penalty

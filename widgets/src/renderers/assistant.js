@@ -91,8 +91,10 @@ export default function renderAssistant(message, el, x) {
     else if (block?.type === "toolCall") el.appendChild(toolCallCard(block, x));
     else el.appendChild(x.json(block));
   }
-  if (!content.length && !x.streaming) el.appendChild(x.h("div", { class: "pi-quiet" }, "(empty response)"));
   const stop = message.stopReason;
+  // A failed reply says why below; "(empty response)" above that would read as a second, separate problem.
+  const failed = stop === "error" || stop === "aborted";
+  if (!content.length && !x.streaming && !failed) el.appendChild(x.h("div", { class: "pi-quiet" }, "(empty response)"));
   if (stop === "error" || stop === "aborted") {
     x.article.classList.add(stop === "error" ? "pi-is-error" : "pi-is-aborted");
     x.header.appendChild(x.badge(stop, stop === "error" ? "error" : "warn"));

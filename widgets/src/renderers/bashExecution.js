@@ -14,7 +14,7 @@ export default function renderBash(message, el, x) {
   );
   const output = typeof message.output === "string" ? message.output : "";
   if (output) term.appendChild(x.output(output, { ansi: true, cls: "pi-output pi-term-out" }));
-  else term.appendChild(x.h("div", { class: "pi-quiet pi-term-empty" }, "(no output)"));
+  else term.appendChild(x.h("div", { class: "pi-quiet pi-term-empty" }, x.streaming ? "(no output yet)" : "(no output)"));
 
   const status = x.h("div", { class: "pi-term-status" });
   const code = message.exitCode;
@@ -23,6 +23,8 @@ export default function renderBash(message, el, x) {
     const b = x.badge(`exit ${code}`, ok ? "ok" : "error", ok ? "exit code 0" : `exit code ${code}`);
     b.dataset.exitCode = String(code);
     status.appendChild(b);
+  } else if (x.streaming) {
+    status.appendChild(x.badge("running", "neutral", "The command is still running"));
   } else if (!message.cancelled) {
     status.appendChild(x.badge("no exit code", "neutral", "The process did not report an exit code"));
   }
