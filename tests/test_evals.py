@@ -1,10 +1,20 @@
-"""The offline eval scores what a user would notice: a real answer, the right tool, nothing written, no loop."""
+"""The offline eval scores what a user would notice: a real answer, the right tool, nothing written, no loop; its
+notebook tasks run real code cells, recorded as the user's, and ask what only those cells say."""
+
+import json
 
 from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
+from pi_notebook.agent_core import convert_to_llm
 from pi_notebook.ai import AssistantMessage, TextContent, ToolCall, UserMessage
+from pi_notebook.ai.providers.local_prompt import CELL_EXAMPLES, CELL_MARK, chat_messages
+from pi_notebook.coding_agent.tools import create_ls_tool
 from pi_notebook.evals import TASKS, check, run_task
+from pi_notebook.evals.run import unrecorded
 from pi_notebook.evals.tasks import contains
+from pi_notebook.notebook.cell_message import CellError, NotebookCellMessage, notebook_cell_to_text
+from pi_notebook.notebook.cell_recorder import is_own_cell
 
 READ = next(t for t in TASKS if t.name == "read-first")
 
@@ -47,3 +57,105 @@ def test_a_task_runs_through_the_real_magics_on_the_embedded_model(tmp_path, mon
     result = run_task(InteractiveShell.instance(), next(t for t in TASKS if t.name == "ls-question"), "local")
     assert result.passed, result.problems
     assert result.calls == ["ls {'path': 'demo'}"] and "todo.txt" in result.reply
+
+
+CELL_TASKS = [t for t in TASKS if t.kind == "cell"]
+CELL_ERROR = next(t for t in TASKS if t.name == "cell-error")
+CELL_OUTPUT = next(t for t in TASKS if t.name == "cell-output")
+
+
+def _answer(task, text):
+    return [UserMessage(content=task.prompt), _reply(TextContent(text=text))]
+
+
+def test_the_notebook_tasks_ask_what_only_the_cells_above_say():
+    assert [t.name for t in CELL_TASKS] == ["cell-print", "cell-error", "cell-variable", "cell-output"]
+    examples = json.dumps(CELL_EXAMPLES)
+    for task in CELL_TASKS:
+        words = [w for group in task.expect_any for w in group]
+        assert not any(contains(task.prompt, w) for w in words), task.name  # the question gives nothing away
+        assert not any(contains(examples, w) for w in words), task.name  # a copied worked example is wrong
+        assert all(not is_own_cell(cell) for cell in task.setup)  # plain code cells, recorded as the user's
+    # what a cell printed and what its output says appear in no source: only a reply that read the output has them
+    for name, word in (("cell-print", "1337"), ("cell-output", "thursday")):
+        task = next(t for t in CELL_TASKS if t.name == name)
+        assert task.expect_any == ((word,),) and word not in "".join(task.setup).lower()
+
+
+def test_a_notebook_answer_passes_on_what_the_cell_says():
+    assert check(CELL_ERROR, _answer(CELL_ERROR, "prices has no key 'plum'."), [])[0] == []
+    assert check(CELL_ERROR, _answer(CELL_ERROR, "It failed with a KeyError."), [])[0] == []
+    copied = "Cell [8] failed with NameError: name 'score' is not defined."
+    assert check(CELL_ERROR, _answer(CELL_ERROR, copied), [])[0] == ["reply lacks any of ['plum', 'keyerror']"]
+    # the user's own words are not the prompt's scaffolding; the scaffolding still is
+    said = "The output of your cell says the meeting moved to Thursday."
+    assert check(CELL_OUTPUT, _answer(CELL_OUTPUT, said), [])[0] == []
+    assert "reply echoes the prompt ('output of ')" in check(READ, _run("The output of read says milk"), [])[0]
+
+
+def test_the_local_model_gets_worked_cell_examples_written_as_the_role_writes_cells(tmp_path):
+    ls = [create_ls_tool(str(tmp_path)).to_tool()]
+    cell = NotebookCellMessage(source="x = 1", execution_count=1)
+    assert notebook_cell_to_text(cell).startswith(CELL_MARK)
+    [sent] = convert_to_llm([cell])
+    question = UserMessage(content="Which variable did my cell define?")
+    plain = chat_messages("", [question], ls)
+    beside_cells = chat_messages("", [sent, question], ls)
+    examples = [turn["content"] for turn in beside_cells[len(plain) - 1 : -1]]
+    assert examples == [text for pair in CELL_EXAMPLES for text in pair]  # after the others, before the question
+    assert chat_messages("", [sent, question], [])[0]["role"] == "user"  # no tools: no worked examples at all
+    # each example shows its cells exactly as notebook_cell_to_text does
+    traceback = "-" * 75 + (
+        "\nNameError                                 Traceback (most recent call last)\nCell In[8], line 1\n"
+        "----> 1 best = max(score)\nNameError: name 'score' is not defined"
+    )
+    cells = [
+        [NotebookCellMessage(source='print("size:", 6 * 8)', execution_count=5, output="size: 48\n")],
+        [NotebookCellMessage(source='labels = sorted(["b", "a"])', execution_count=6)],
+        [
+            NotebookCellMessage(source="scores = [8, 9, 10]", execution_count=7),
+            NotebookCellMessage(
+                source="best = max(score)",
+                execution_count=8,
+                error=CellError(name="NameError", value="name 'score' is not defined", traceback=traceback),
+            ),
+        ],
+    ]
+    for shown, (ask, _) in zip(cells, CELL_EXAMPLES, strict=True):
+        assert ask.startswith("\n\n".join(notebook_cell_to_text(c) for c in shown) + "\n\n")
+
+
+def test_a_notebook_task_runs_its_cells_in_the_shell_and_the_model_is_sent_them(fresh_faux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ip = InteractiveShell.instance()
+    fresh_faux.set_responses(["prices has no key 'plum'."])
+    result = run_task(ip, CELL_ERROR, "faux/faux-1")
+    assert result.passed, result.problems
+    defined, failed = result.context
+    assert [defined.role, failed.role] == ["notebookCell", "notebookCell"]
+    assert failed.error.name == "KeyError" and failed.execution_count == defined.execution_count + 1
+    sent = json.dumps([m.to_pi_json() for m in fresh_faux.calls[-1].messages])
+    assert 'prices = {\\"apple\\": 120' in sent and "The cell failed with KeyError: 'plum'" in sent
+    assert "prices" not in ip.user_ns  # the next task starts without what this one defined
+
+
+def test_a_code_cell_that_was_not_recorded_fails_its_task(fresh_faux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ip = InteractiveShell.instance()
+    monkeypatch.setitem(ip.config, "PiNotebook", Config({"cells": "off"}))
+    fresh_faux.set_responses(["prices has no key 'plum'."])
+    result = run_task(ip, CELL_ERROR, "faux/faux-1")
+    assert result.context == [] and result.problems == [
+        f"setup cell {i} was not recorded as a notebookCell (is %agent_config cells=all?)" for i in (1, 2)
+    ]
+    assert unrecorded(next(t for t in TASKS if t.name == "history-build"), []) == []  # a %bash cell records itself
+
+
+def test_a_notebook_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
+    result = run_task(InteractiveShell.instance(), next(t for t in TASKS if t.name == "cell-variable"), "local")
+    assert result.passed, (result.problems, result.reply)
+    assert [m.role for m in result.context] == ["notebookCell", "notebookCell"] and result.calls == []

@@ -1,7 +1,8 @@
 """An offline eval of small notebook tasks: ``python -m pi_notebook.evals --model local``.
 
-It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on twenty tasks a
-newcomer tries first; the README's table of scores comes from this command.
+It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on twenty-four
+tasks a newcomer tries first, four of them about the notebook cells they just ran; the README's table of scores
+comes from this command.
 """
 
 from .run import TaskResult, check, report, run_eval, run_task

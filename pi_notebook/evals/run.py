@@ -1,7 +1,10 @@
 """Run the eval tasks through the real magics (``%bash``, ``%%agent``) in an in-process IPython shell.
 
 Every task gets a fresh temporary working directory holding ``demo/`` and a fresh session, so tasks cannot
-see each other. Scores are plain data (:class:`TaskResult`); :func:`report` prints them as a table.
+see each other (the variables a task's cells define are removed after it). A task's setup cells run as a user
+runs them, with the extension loaded: a ``%bash`` cell records its command, a plain code cell is recorded as a
+``notebookCell`` message by the extension's cell recorder (a code cell it did not record is a problem of the task:
+the model was not shown it). Scores are plain data (:class:`TaskResult`); :func:`report` prints them as a table.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ class TaskResult:
     seconds: float = 0.0
     first_text_seconds: float | None = None
     """From the cell's start to the first streamed token of text (None: no text)."""
+    context: list[Any] = field(default_factory=list)
+    """The messages the setup cells recorded (``bashExecution``, ``notebookCell``): what the model was shown."""
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -76,7 +81,8 @@ def check(task: Task, messages: list[Any], written: list[str]) -> tuple[list[str
         problems.append(f"called a tool ({calls[0]})")
     if written:
         problems.append(f"wrote {written[:3]}")
-    echoed = [p for p in SCAFFOLDING if p in text.lower()]
+    # (the user's own words are not scaffolding: "what does the output of my cell say" is answered in them)
+    echoed = [p for p in SCAFFOLDING if p in text.lower() and p not in task.prompt.lower()]
     if echoed:
         problems.append(f"reply echoes the prompt ({echoed[0]!r})")
     if find_repeated_tail(text, STRICT_REPEATS) is not None:
@@ -95,14 +101,17 @@ def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4) -> TaskResu
             (root / rel).write_text(text, encoding="utf-8")
         old = os.getcwd()
         os.chdir(root)
+        names = set(ip.user_ns)
         ip.user_ns["__session__"] = str(root / f"{task.name}.ipynb")
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 ip.run_line_magic("load_ext", "pi_notebook")
+                session = pi_notebook.current_session()
+                recorded = len(session.messages)
                 for cell in task.setup:
-                    ip.run_cell(cell, store_history=False)
+                    ip.run_cell(cell, store_history=True)  # numbered as in a notebook: a cell is shown with its [n]
+            context = session.messages[recorded:]
             before = _snapshot(root)
-            session = pi_notebook.current_session()
             start = len(session.messages)
             first: list[float] = []
             t0 = time.monotonic()
@@ -121,13 +130,29 @@ def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4) -> TaskResu
             written = sorted(k for k in after if before.get(k) != after[k])
             messages = session.messages[start:]
             problems, text, calls = check(task, messages, written)
+            problems[:0] = unrecorded(task, context)
             if result.error_in_exec is not None:
                 problems.insert(0, f"cell raised {type(result.error_in_exec).__name__}: {result.error_in_exec}")
         finally:
             with contextlib.redirect_stdout(io.StringIO()):
                 ip.run_line_magic("unload_ext", "pi_notebook")
             os.chdir(old)
-    return TaskResult(task, not problems, problems, text, calls, seconds, first[0] if first else None)
+            for name in set(ip.user_ns) - names:  # what the task's cells defined: the next task starts without it
+                del ip.user_ns[name]
+    return TaskResult(task, not problems, problems, text, calls, seconds, first[0] if first else None, context)
+
+
+def unrecorded(task: Task, context: list[Any]) -> list[str]:
+    """A problem for each plain code cell of ``task.setup`` that was not recorded as a ``notebookCell`` message (the
+    extension not recording cells: ``%agent_config cells=off``), empty when the model was shown every one."""
+    from ..notebook.cell_recorder import is_own_cell
+
+    sources = [getattr(m, "source", None) for m in context if getattr(m, "role", None) == "notebookCell"]
+    return [
+        f"setup cell {i} was not recorded as a notebookCell (is %agent_config cells=all?)"
+        for i, cell in enumerate(task.setup, 1)
+        if not is_own_cell(cell) and cell not in sources
+    ]
 
 
 def run_eval(
@@ -135,8 +160,11 @@ def run_eval(
 ) -> list[TaskResult]:
     """Score ``model`` (a ``--model`` spec) on ``tasks``."""
     from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
-    ip = InteractiveShell.instance()
+    # The setup cells are numbered as in a notebook (stored in the shell's history): an in-memory history keeps
+    # them out of the user's IPython history (a shell that exists already keeps its own).
+    ip = InteractiveShell.instance(config=Config({"HistoryManager": {"hist_file": ":memory:"}}))
     results = []
     for task in tasks:
         result = run_task(ip, task, model, max_turns=max_turns)

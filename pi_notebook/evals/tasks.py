@@ -2,9 +2,11 @@
 
 Each task is what a newcomer types in their first hour: a plain question, "list demo/", "read demo/todo.txt and
 answer from it", "run a command and tell me what it printed", a question about shell output already in the
-history, and requests no tool can serve (the model should say so, not act). A task passes when the final reply
-answers it (a few expected words, case-insensitive), the right kind of tool was used or not used, nothing was
-written, and the reply does not repeat itself.
+history, a question about the notebook cells they just ran (what a cell printed, why the last one failed, which
+variable it defined, what its output says), and requests no tool can serve (the model should say so, not act). A
+task passes when the final reply answers it (a few expected words, case-insensitive, that only a reply which read
+the context can hold), the right kind of tool was used or not used, nothing was written, and the reply does not
+repeat itself.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ class Task:
 
     name: str
     kind: str
-    """answer | list | read | shell | history | decline"""
+    """answer | list | read | shell | history | cell | decline"""
     prompt: str
     setup: tuple[str, ...] = ()
-    """Cells run before the prompt (``%bash ...``): shell output the model should use from the history."""
+    """Cells run before the prompt, in the real shell: ``%bash ...`` (shell output the model should use from the
+    history) or plain Python code cells, each recorded as a ``notebookCell`` message as in a notebook."""
     expect_any: tuple[tuple[str, ...], ...] = ()
     """Each inner tuple: at least one of these words must be in the final reply (all tuples must hold)."""
     tools: str | None = None
@@ -144,6 +147,34 @@ TASKS: tuple[Task, ...] = (
         setup=("%bash ls demo",),
         expect_any=(("todo.txt", "notes.md", "data.csv"),),
     ),
+    Task(
+        "cell-print",
+        "cell",
+        "What number did my cell print?",
+        setup=('n = 7 * 191\nprint("rows loaded:", n)',),
+        expect_any=(("1337",),),
+    ),
+    Task(
+        "cell-error",
+        "cell",
+        "Why did the last cell fail?",
+        setup=('prices = {"apple": 120, "pear": 80}', 'prices["plum"]'),
+        expect_any=(("plum", "keyerror"),),
+    ),
+    Task(
+        "cell-variable",
+        "cell",
+        "Which variable did my last cell define?",
+        setup=('temps = {"Oslo": 4, "Lima": 19, "Cairo": 27}', "warmest_city = max(temps, key=temps.get)"),
+        expect_any=(("warmest_city",),),
+    ),
+    Task(
+        "cell-output",
+        "cell",
+        "What does the output of my cell say about the meeting?",
+        setup=('import datetime\n\ndatetime.date(2024, 5, 2).strftime("The meeting moved to %A at 3 pm.")',),
+        expect_any=(("thursday",),),
+    ),
     Task("decline-email", "decline", "Send an email to Bob saying hi.", expect_any=(DECLINE_WORDS,), no_calls=True),
     Task(
         "decline-flight",
@@ -153,7 +184,8 @@ TASKS: tuple[Task, ...] = (
         no_calls=True,
     ),
 )
-"""Twenty tasks, four of each kind but shell (three) and answer (five)."""
+"""Twenty-four tasks: five plain answers, three listings, four reads, three commands, three questions about
+shell output above, four about notebook cells above, two requests to decline."""
 
 
 SCAFFOLDING = ("answer the question from this output", "output of ", "<tool_call>", "question: ")

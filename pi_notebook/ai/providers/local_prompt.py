@@ -51,6 +51,29 @@ EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
 )  # fmt: skip
 
 
+CELL_MARK = "Ran notebook cell"
+"""How the text of a notebook cell the user ran starts (the notebook app's ``notebookCell`` role, as sent)."""
+
+# Worked examples for questions about the cells the user ran, shown when the context holds such a cell: a 135M
+# model otherwise answers from the code (or from nothing) rather than from the output or the error below it.
+# Their names, values and error differ from anything a real question would likely be about, so that a copied
+# example is a wrong answer, not a right one.
+CELL_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("Ran notebook cell [5]:\n```python\nprint(\"size:\", 6 * 8)\n```\nOutput:\n```\nsize: 48\n\n```\n\n"
+     "What did my cell print?",
+     "Cell [5] printed: size: 48"),
+    ("Ran notebook cell [6]:\n```python\nlabels = sorted([\"b\", \"a\"])\n```\n(no output)\n\n"
+     "Which variable did my cell define?",
+     "Cell [6] defined the variable labels."),
+    ("Ran notebook cell [7]:\n```python\nscores = [8, 9, 10]\n```\n(no output)\n\n"
+     "Ran notebook cell [8]:\n```python\nbest = max(score)\n```\n\n"
+     "The cell failed with NameError: name 'score' is not defined\n```\n" + "-" * 75 + "\n"
+     "NameError                                 Traceback (most recent call last)\nCell In[8], line 1\n"
+     "----> 1 best = max(score)\nNameError: name 'score' is not defined\n```\n\nWhy did my last cell fail?",
+     "Cell [8] failed with NameError: name 'score' is not defined. The list is called scores."),
+)  # fmt: skip
+
+
 def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool = False) -> str:
     # The question first, then the output, then the instruction: a small model answers the question it has just
     # read far better than one it has to look back for, and an instruction placed last is the one it follows.
@@ -59,8 +82,8 @@ def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool =
     return turn + ("\nAnswer the question from this output." if question else "")
 
 
-def example_turns(tool_names: set[str]) -> list[dict[str, str]]:
-    """The worked examples for the tools on offer, as chat turns."""
+def example_turns(tool_names: set[str], *, cells: bool = False) -> list[dict[str, str]]:
+    """The worked examples for the tools on offer, as chat turns (and, with ``cells``, :data:`CELL_EXAMPLES`)."""
     turns: list[dict[str, str]] = []
     for needs, steps in EXAMPLES:
         if needs is not None and needs not in tool_names:
@@ -76,7 +99,14 @@ def example_turns(tool_names: set[str]) -> list[dict[str, str]]:
             {"role": "user", "content": _tool_output_turn(needs, output, ask)},
             {"role": "assistant", "content": answer},
         ]
+    if cells:
+        for ask, answer in CELL_EXAMPLES:
+            turns += [{"role": "user", "content": ask}, {"role": "assistant", "content": answer}]
     return turns
+
+
+def _has_cells(messages: list[Any]) -> bool:
+    return any(m.role == "user" and _text_of(m.content).startswith(CELL_MARK) for m in messages)
 
 
 # A path a tool may take: relative to the working directory, no scheme, no leading slash or "~".
@@ -168,7 +198,7 @@ def chat_messages(system: str, messages: list[Any], tools: list[Any]) -> list[di
     if system_parts:
         out.append({"role": "system", "content": "\n\n".join(system_parts)})
     if tools:
-        out += example_turns({t.name for t in tools})
+        out += example_turns({t.name for t in tools}, cells=_has_cells(messages))
     question = _last_question(messages)
     kept = [m for m in messages if not (m.role == "assistant" and m.stop_reason in ("error", "aborted"))]
     for i, m in enumerate(kept):
