@@ -10,8 +10,8 @@ from pi_notebook.agent_core import convert_to_llm
 from pi_notebook.ai import AssistantMessage, TextContent, ToolCall, UserMessage
 from pi_notebook.ai.providers.local_prompt import CELL_EXAMPLES, CELL_MARK, chat_messages
 from pi_notebook.coding_agent.tools import create_ls_tool
-from pi_notebook.evals import TASKS, check, run_task
-from pi_notebook.evals.run import unrecorded
+from pi_notebook.evals import DEMO_FILES, NEWCOMER_FILES, NEWCOMER_TASKS, TASKS, check, run_task
+from pi_notebook.evals.run import setup_cell, unrecorded
 from pi_notebook.evals.tasks import contains
 from pi_notebook.notebook.cell_message import CellError, NotebookCellMessage, notebook_cell_to_text
 from pi_notebook.notebook.cell_recorder import is_own_cell
@@ -159,3 +159,55 @@ def test_a_notebook_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
     result = run_task(InteractiveShell.instance(), next(t for t in TASKS if t.name == "cell-variable"), "local")
     assert result.passed, (result.problems, result.reply)
     assert [m.role for m in result.context] == ["notebookCell", "notebookCell"] and result.calls == []
+
+
+# --- the fresh newcomer set (#24): written before the prompt work, never tuned on ------------------------------
+
+NEWCOMER = {t.name: t for t in NEWCOMER_TASKS}
+
+
+def test_the_newcomer_set_is_fresh_and_asks_what_a_newcomer_trips_over():
+    assert len(NEWCOMER_TASKS) >= 10 and len(NEWCOMER) == len(NEWCOMER_TASKS)
+    assert not set(NEWCOMER) & {t.name for t in TASKS}
+    kinds = {t.kind for t in NEWCOMER_TASKS}
+    assert {"memory", "hidden", "read", "list"} <= kinds
+    assert NEWCOMER["memory-name"].setup == ("%%agent\nMy name is Ada.",)
+    assert NEWCOMER["hidden-print"].setup[0].startswith("%bash! ")
+    # its files are its own: nothing of the project's demo folder
+    assert not set(NEWCOMER_FILES) & set(DEMO_FILES)
+
+
+def test_no_worked_example_of_the_local_prompt_holds_a_newcomer_answer():
+    from pi_notebook.ai.providers import local_prompt
+
+    shown = json.dumps([local_prompt.EXAMPLES, local_prompt.CELL_EXAMPLES, local_prompt.TOOL_RULES])
+    shown += json.dumps([getattr(local_prompt, name) for name in dir(local_prompt) if name.endswith("_EXAMPLES")])
+    for task in NEWCOMER_TASKS:
+        if task.kind in ("hidden", "decline"):
+            continue  # their expected words are the plain words of any refusal
+        # (a one-digit answer is too common to keep out: "cell [5]"; its words are checked)
+        words = [w for group in task.expect_any for w in group if len(w) > 1]
+        assert not any(contains(shown, w) for w in words), (task.name, words)
+
+
+def test_a_listing_answered_with_a_file_that_does_not_exist_fails():
+    task = NEWCOMER["ls-photos"]
+    call = _reply(ToolCall(id="c", name="ls", arguments={"path": "photos"}), stop="toolUse")
+    run = [UserMessage(content=task.prompt), call]
+    assert check(task, [*run, _reply(TextContent(text="beach.jpg, cat.png and captions.txt."))], [])[0] == []
+    invented = check(task, [*run, _reply(TextContent(text="beach.jpg, cat.png and dog.png."))], [])[0]
+    assert invented == ["reply names files that do not exist (dog.png)"]
+
+
+def test_setup_agent_cells_run_the_model_under_test():
+    assert setup_cell("%%agent\nMy name is Ada.", "local", 4) == "%%agent --model local --max-turns 4\nMy name is Ada."
+    assert setup_cell("%bash ls photos", "local", 4) == "%bash ls photos"
+
+
+def test_a_fresh_memory_task_runs_through_the_real_magics_on_a_scripted_model(fresh_faux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fresh_faux.set_responses(["Nice to meet you, Ada.", "Your name is Ada."])
+    result = run_task(InteractiveShell.instance(), NEWCOMER["memory-name"], "faux/faux-1", files=NEWCOMER_FILES)
+    assert result.passed, result.problems
+    assert [m.role for m in result.context] == ["user", "assistant"]  # the exchange before, in the history
+    assert len(fresh_faux.calls) == 2

@@ -2,10 +2,15 @@
 
 It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on twenty-four
 tasks a newcomer tries first, four of them about the notebook cells they just ran; the README's table of scores
-comes from this command.
+comes from this command. ``--set newcomer`` scores a second, fresh set (:mod:`.newcomer`) that the local model's
+prompt was never tuned on.
 """
 
+from .newcomer import NEWCOMER_FILES, NEWCOMER_TASKS
 from .run import TaskResult, check, report, run_eval, run_task
 from .tasks import DEMO_FILES, TASKS, Task
 
-__all__ = ["DEMO_FILES", "TASKS", "Task", "TaskResult", "check", "report", "run_eval", "run_task"]
+__all__ = [
+    "DEMO_FILES", "NEWCOMER_FILES", "NEWCOMER_TASKS", "TASKS", "Task", "TaskResult", "check", "report", "run_eval",
+    "run_task",
+]  # fmt: skip

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..agent_core.loop_guard import LoopGuardSettings, find_repeated_tail
 from ..ai import AssistantMessage, ToolCall
-from .tasks import DEMO_FILES, SCAFFOLDING, TASKS, Task, contains
+from .tasks import DEMO_FILES, SCAFFOLDING, TASKS, Task, contains, unknown_files
 
 STRICT_REPEATS = LoopGuardSettings(min_repeats=3, min_repeated_chars=60)
 """Stricter than the loop guard's defaults (which must never fire on prose): a reply of 60+ characters that
@@ -79,6 +79,9 @@ def check(task: Task, messages: list[Any], written: list[str]) -> tuple[list[str
         problems.append(f"did not call {'/'.join(task.must_call)}")
     if task.no_calls and calls:
         problems.append(f"called a tool ({calls[0]})")
+    invented = unknown_files(text, task.known_files, task.prompt) if task.known_files else []
+    if invented:
+        problems.append(f"reply names files that do not exist ({', '.join(invented[:3])})")
     if written:
         problems.append(f"wrote {written[:3]}")
     # (the user's own words are not scaffolding: "what does the output of my cell say" is answered in them)
@@ -90,13 +93,22 @@ def check(task: Task, messages: list[Any], written: list[str]) -> tuple[list[str
     return problems, text, calls
 
 
-def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4) -> TaskResult:
-    """One task in a fresh folder and session, through ``%load_ext`` / ``%bash`` / ``%%agent``."""
+def setup_cell(cell: str, model: str, max_turns: int) -> str:
+    """A setup cell as it is run: an ``%%agent`` cell (an exchange before the task's) runs the model under test."""
+    head, newline, body = cell.partition("\n")
+    if head.split(" ", 1)[0] != "%%agent":
+        return cell
+    return f"{head} --model {model} --max-turns {max_turns}{newline}{body}"
+
+
+def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4, files: dict[str, str] | None = None) -> TaskResult:
+    """One task in a fresh folder (``files``, default :data:`DEMO_FILES`) and session, through ``%load_ext`` /
+    ``%bash`` / ``%%agent``."""
     import pi_notebook
 
     with tempfile.TemporaryDirectory(prefix="pi-eval-") as tmp:
         root = Path(tmp)
-        for rel, text in DEMO_FILES.items():
+        for rel, text in (DEMO_FILES if files is None else files).items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text, encoding="utf-8")
         old = os.getcwd()
@@ -108,8 +120,8 @@ def run_task(ip: Any, task: Task, model: str, *, max_turns: int = 4) -> TaskResu
                 ip.run_line_magic("load_ext", "pi_notebook")
                 session = pi_notebook.current_session()
                 recorded = len(session.messages)
-                for cell in task.setup:
-                    ip.run_cell(cell, store_history=True)  # numbered as in a notebook: a cell is shown with its [n]
+                for cell in task.setup:  # numbered as in a notebook (stored): a cell is shown with its [n]
+                    ip.run_cell(setup_cell(cell, model, max_turns), store_history=True)
             context = session.messages[recorded:]
             before = _snapshot(root)
             start = len(session.messages)
@@ -156,9 +168,14 @@ def unrecorded(task: Task, context: list[Any]) -> list[str]:
 
 
 def run_eval(
-    model: str, tasks: tuple[Task, ...] = TASKS, *, max_turns: int = 4, progress: Any = None
+    model: str,
+    tasks: tuple[Task, ...] = TASKS,
+    *,
+    max_turns: int = 4,
+    progress: Any = None,
+    files: dict[str, str] | None = None,
 ) -> list[TaskResult]:
-    """Score ``model`` (a ``--model`` spec) on ``tasks``."""
+    """Score ``model`` (a ``--model`` spec) on ``tasks``, each in a fresh folder holding ``files``."""
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
@@ -167,7 +184,7 @@ def run_eval(
     ip = InteractiveShell.instance(config=Config({"HistoryManager": {"hist_file": ":memory:"}}))
     results = []
     for task in tasks:
-        result = run_task(ip, task, model, max_turns=max_turns)
+        result = run_task(ip, task, model, max_turns=max_turns, files=files)
         results.append(result)
         if progress is not None:
             progress(result)

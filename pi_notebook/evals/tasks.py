@@ -33,11 +33,12 @@ class Task:
 
     name: str
     kind: str
-    """answer | list | read | shell | history | cell | decline"""
+    """answer | list | read | shell | history | cell | decline (and in the newcomer set: memory | hidden)"""
     prompt: str
     setup: tuple[str, ...] = ()
     """Cells run before the prompt, in the real shell: ``%bash ...`` (shell output the model should use from the
-    history) or plain Python code cells, each recorded as a ``notebookCell`` message as in a notebook."""
+    history), ``%%agent`` (an exchange before, with the model under test) or plain Python code cells, each recorded
+    as a ``notebookCell`` message as in a notebook."""
     expect_any: tuple[tuple[str, ...], ...] = ()
     """Each inner tuple: at least one of these words must be in the final reply (all tuples must hold)."""
     tools: str | None = None
@@ -46,6 +47,9 @@ class Task:
     """At least one call to one of these tools."""
     no_calls: bool = False
     """The task is answered without any tool call."""
+    known_files: tuple[str, ...] = ()
+    """When set, every file name in the reply (``name.ext``) must be one of these (or in the prompt): a listing
+    answered with a file that does not exist fails."""
     extra: dict = field(default_factory=dict)
 
 
@@ -190,6 +194,16 @@ shell output above, four about notebook cells above, two requests to decline."""
 
 SCAFFOLDING = ("answer the question from this output", "output of ", "<tool_call>", "question: ")
 """Phrases of the prompt's own scaffolding: a reply that repeats them is parroting, not answering."""
+
+
+FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+\.[A-Za-z]{2,4}(?![\w])")
+"""A file name as a reply writes one: ``notes.txt``, ``cat.png``."""
+
+
+def unknown_files(text: str, known: tuple[str, ...], prompt: str = "") -> list[str]:
+    """The file names in ``text`` that are neither in ``known`` nor in ``prompt``."""
+    allowed = {k.rsplit("/", 1)[-1].lower() for k in known} | {m.lower() for m in FILE_NAME.findall(prompt)}
+    return [name for name in dict.fromkeys(FILE_NAME.findall(text)) if name.lower() not in allowed]
 
 
 def contains(text: str, word: str) -> bool:
