@@ -1,5 +1,6 @@
 // Bundle the widgets into pi_notebook/notebook/static/: transcript.js, inspector.js (ES modules with
-// marked + DOMPurify inside: nothing is fetched at runtime) and pi_notebook.css.
+// marked + DOMPurify inside: nothing is fetched at runtime), pi_notebook.css, and the approval prompt
+// (approval.js, approval.css).
 //   node build.mjs            one build
 //   node build.mjs --watch    rebuild on change
 import { mkdirSync, statSync } from "node:fs";
@@ -11,13 +12,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 const outdir = join(here, "..", "pi_notebook", "notebook", "static");
 const watch = process.argv.includes("--watch");
 
+// [output name, source]: each built as static/<name>.<js|css>.
+const entries = [
+  ["transcript", "transcript.js"],
+  ["inspector", "inspector.js"],
+  ["static_model", "static_model.js"],
+  ["pi_notebook", "pi_notebook.css"],
+  ["approval", "approval.js"], // the approval prompt, with its own stylesheet below
+  ["approval", "approval.css"],
+];
+
 const options = {
-  entryPoints: {
-    transcript: join(here, "src", "transcript.js"),
-    inspector: join(here, "src", "inspector.js"),
-    static_model: join(here, "src", "static_model.js"),
-    pi_notebook: join(here, "src", "pi_notebook.css"),
-  },
+  entryPoints: entries.map(([out, source]) => ({ in: join(here, "src", source), out })),
   outdir,
   bundle: true,
   format: "esm",
@@ -35,8 +41,8 @@ if (watch) {
   await ctx.watch();
 } else {
   await esbuild.build(options);
-  for (const name of ["transcript.js", "inspector.js", "static_model.js", "pi_notebook.css"]) {
-    const file = join(outdir, name);
+  for (const [out, source] of entries) {
+    const file = join(outdir, out + source.slice(source.lastIndexOf(".")));
     console.log(`${relative(process.cwd(), file)}  ${(statSync(file).size / 1024).toFixed(1)} KiB`);
   }
 }

@@ -23,6 +23,7 @@ STATIC = ROOT / "pi_notebook" / "notebook" / "static"
 LABEXTENSION = ROOT / "pi_notebook" / "labextension"
 TARGETS = (
     *(STATIC / name for name in ("transcript.js", "inspector.js", "static_model.js", "pi_notebook.css")),
+    *(STATIC / name for name in ("approval.js", "approval.css")),
     LABEXTENSION / "package.json",
     LABEXTENSION / "static" / "style.js",
 )

@@ -44,6 +44,7 @@ from .session_writer import SessionWriter
 
 if TYPE_CHECKING:  # the loop, compaction, tools and asyncio load at the first run, not with the session
     from ..agent_core import Agent, CallPreview
+    from .approval import ApprovalGate, ApprovalPolicy, Approver
     from .branch_summary import BranchSummary
     from .context_pipeline import ContextPipeline
     from .messages import BashExecutionMessage
@@ -81,6 +82,11 @@ class AgentSession:
 
     first_run_note = "no run yet: showing the defaults of the next run"
     """What a preview says before the first run (a front end names its own command)."""
+    approval_fix = (
+        "To allow it, set approve='none' (or leave this tool out of approve) in the session's settings, or give "
+        "the session an approver (session.approver)."
+    )
+    """What a call refused for want of an approver says to do (a front end names its own command)."""
 
     def __init__(
         self, file: SessionFile, settings: Settings | None = None, *, cwd: str | None = None, note: str | None = None
@@ -107,6 +113,10 @@ class AgentSession:
         self._run_masker: SecretMasker | None = None  # the secrets a run masks (asked once, when it starts)
         self._masked_in: dict[str, set[str]] = {}  # where a run masked what: said once when it ends
         self.branches = BranchPlanner(file)
+        self.approver: Approver | None = None
+        """Asked before a call of a tool the ``approve`` setting names (:mod:`.approval`); ``None``: such a call
+        is refused at once, with one result saying how to allow it."""
+        self._gate: ApprovalGate | None = None  # the agent's before_tool_call, made with the agent
         self.reload()
         self._recover()
 
@@ -166,6 +176,7 @@ class AgentSession:
                     agent.subscribe(self._on_event)
                     provider_stream = agent.stream_fn
                     agent.stream_fn = lambda *call: self._masked_stream(provider_stream, *call)
+                    self.approvals.install(agent)
                     self._agent = agent
         return self._agent
 
@@ -262,6 +273,8 @@ class AgentSession:
 
     def _on_event(self, event: Any) -> None:
         if event.type == "message_end":
+            if getattr(event.message, "role", None) == "toolResult" and self._gate is not None:
+                self._gate.annotate(event.message)  # the approval decision, in its details, before it is stored
             self.writer.write(event.message)  # a refused write keeps it in memory; check_saved() says so
 
     # --- the pipeline ---------------------------------------------------------------------------------
@@ -289,6 +302,30 @@ class AgentSession:
     def resolve_model(self, spec: str | None = None) -> Model:
         """The model ``spec`` (``provider/id``) names, else the settings' default, else the default by keys."""
         return resolve_model(self.settings, spec)
+
+    @property
+    def approvals(self) -> ApprovalGate:
+        """The agent's ``before_tool_call`` hook that asks :attr:`approver` first (:mod:`.approval`); its
+        ``always`` holds the tools approved for the rest of the session."""
+        if self._gate is None:
+            from .approval import ApprovalGate
+
+            self._gate = ApprovalGate(
+                policy=lambda: self.approval_policy(self.agent.state.model), approver=lambda: self.approver,
+                cwd=lambda: self.cwd, fix=lambda: self.approval_fix, mask=self._mask_text, say=self._say,
+            )  # fmt: skip
+        return self._gate
+
+    def approval_policy(self, model: Model | None = None) -> ApprovalPolicy:
+        """Which tools ask first when ``model`` (default: the next run's) runs under the ``approve`` setting, and
+        why (:func:`~.approval.approval_policy`)."""
+        from .approval import approval_policy
+
+        return approval_policy(self.settings.approve, model or self.next_plan().model)
+
+    def _mask_text(self, text: str) -> str:
+        masker = self._run_masker if self._running else self.masker()
+        return masker.mask(text)[0] if masker else text
 
     def compaction_settings(self, model: Model) -> Any:
         """The compaction settings a run with ``model`` uses: the session's, scaled to a small window."""
@@ -440,6 +477,7 @@ class AgentSession:
         }
         choices = {"model": model, **{k: v for k, v in choices.items() if v is not None}}
         plan = self.plan_run(prompt=text, **choices)
+        self.approval_policy(plan.model)  # a wrong approve setting fails here, before anything is recorded
         self._listener = on_event
         self._masked_in = {}
         self._run_masker = self.masker()
@@ -496,6 +534,7 @@ class AgentSession:
             self.writer.write_entry(lambda: self.file.append_thinking_level_change(plan.thinking))
             self._context_thinking = plan.thinking
         self._configure(self.agent, plan, self._pipeline_for(plan, keep=True))
+        self.approvals.install(self.agent)  # still first, if a hook was set on the agent since
 
     async def _branch_summary(self, fork: Fork, model: Model) -> BranchSummary:
         """Pi's model-written branch summary when ``branch_summary_model`` is set (``same`` = the run's model);

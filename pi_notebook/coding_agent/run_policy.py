@@ -60,6 +60,7 @@ class Settings(Protocol):
     keep_recent_tokens: int
     branch_summary_model: str
     mask_secrets: bool
+    approve: str
 
 
 @dataclass
@@ -80,6 +81,9 @@ class SessionSettings:
     branch_summary_model: str = ""
     """Writes the summary of an abandoned branch: ``provider/id``, ``same`` (the run's model) or empty (no model)."""
     mask_secrets: bool = True
+    approve: str = "default"
+    """The tools whose calls wait for the user's approval: comma-separated names, ``none``, or ``default`` (by the
+    model's kind: :func:`~pi_notebook.coding_agent.approval.approval_policy`)."""
 
 
 def parse_tools(spec: str) -> list[str]:

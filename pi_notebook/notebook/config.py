@@ -20,7 +20,14 @@ from traitlets import Bool, Int, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
 from ..ai import UnknownModelError, get_model
-from ..coding_agent.run_policy import DEFAULT_SYSTEM_PROMPT, DEFAULT_TOOLS, THINKING_LEVELS, parse_tools
+from ..coding_agent.approval import APPROVE_DEFAULT, approval_policy, parse_approve
+from ..coding_agent.run_policy import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TOOLS,
+    THINKING_LEVELS,
+    parse_tools,
+    resolve_model,
+)
 
 SESSION_LAYOUTS = ("notebook", "pi")
 CELL_SETTINGS = ("all", "errors", "off")
@@ -130,6 +137,13 @@ class PiNotebook(Configurable):
         "[masked: NAME] in every message (prompts, replies, %bash output, tool results, cells) before it is stored, "
         "shown or sent.",
     ).tag(config=True)
+    approve = Unicode(
+        APPROVE_DEFAULT,
+        help="The tools whose calls wait for your click (the cell shows the command, the code or the diff, with "
+        "Approve, Deny and Always this session): comma-separated names, none, or default (python,bash,edit,write "
+        "for a model that acts for real; nothing for the scripted faux model and the offline local model). Where "
+        "nothing can show the prompt (nbclient, nbval, a script) such a call is refused.",
+    ).tag(config=True)
     cells = Unicode(
         "all",
         help="Which cells you run join the agent's history (their code, output, images and error): all, errors "
@@ -146,6 +160,11 @@ class PiNotebook(Configurable):
     def _valid_tools(self, proposal):
         parse_tools(proposal["value"])
         return proposal["value"]
+
+    @validate("approve")
+    def _valid_approve(self, proposal):
+        names = parse_approve(proposal["value"])
+        return APPROVE_DEFAULT if names is None else ",".join(names) or "none"
 
     @validate("thinking")
     def _valid_thinking(self, proposal):
@@ -201,6 +220,16 @@ class PiNotebook(Configurable):
 
     def describe(self) -> str:
         """The settings, one per line (what ``%agent_config`` prints)."""
-        rows = [(name, getattr(self, name)) for name in self.trait_names(config=True)]
+        rows = [(name, repr(getattr(self, name)) + self._applied(name)) for name in self.trait_names(config=True)]
         width = max(len(n) for n, _ in rows)
-        return "\n".join(f"{name:<{width}}  {value!r}" for name, value in sorted(rows))
+        return "\n".join(f"{name:<{width}}  {value}" for name, value in sorted(rows))
+
+    def _applied(self, name: str) -> str:
+        """For ``approve=default``: which tools ask with the default model, and why (``  → python,...  (...)``)."""
+        if name != "approve" or self.approve != APPROVE_DEFAULT:
+            return ""
+        try:
+            model = resolve_model(self)
+        except (UnknownModelError, ValueError):
+            return ""
+        return f"  → {approval_policy(self.approve, model).describe()}"

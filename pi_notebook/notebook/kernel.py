@@ -4,7 +4,8 @@ Everything a conversation is (the session file, the agent, the model, tool and p
 pipeline, compaction, recovery, forks, recording) lives in the coding agent's ``AgentSession``, as in Pi, where a
 front end ("mode") adds only its own I/O. This adapter adds the notebook's: which file a notebook records into
 (and how a restarted kernel finds it again), the stop button, events handed to the cell on the kernel's main
-thread, the notebook's wording, and a head start for the offline model.
+thread, the notebook's wording, the approval prompt in the running cell (:mod:`.approval`), and a head start for
+the offline model.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from ..coding_agent.session_entries import SessionWarning
+from .approval import NotebookApprover
 from .config import PiNotebook
 from .pi_layout import publish_when_ready
 from .runner import run_blocking
@@ -31,6 +33,10 @@ class NotebookSession(AgentSession):
     kernel's main thread (the work itself runs on a background loop; see :mod:`.runner`)."""
 
     first_run_note = "no %%agent run yet: showing the defaults of the next run"
+    approval_fix = (
+        "Open the notebook in JupyterLab (or another page that draws widgets) to approve it there, or allow calls "
+        "without asking: %agent_config approve=none (or name only the tools that should ask, e.g. approve=edit)."
+    )
 
     def __init__(
         self,
@@ -45,6 +51,7 @@ class NotebookSession(AgentSession):
         self.load_warnings: list[str] = []  # what loading the file found damaged, shown once by %load_ext
         self.warm_up_error: Exception | None = None
         super().__init__(file, config, cwd=cwd, note=note)
+        self.approver = NotebookApprover(shell)  # asks in the running cell (see .approval)
 
     @property
     def config(self) -> PiNotebook:

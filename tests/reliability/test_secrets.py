@@ -299,6 +299,7 @@ def test_the_notebook_agents_tools_send_no_known_secret(shell, server, monkeypat
         _tool_calls(("bash", {"command": "echo $MY_SERVICE_TOKEN"})),
         Reply(chunks=[_chunk({"role": "assistant", "content": "done"}), _chunk({}, "stop"), sse("[DONE]")]),
     )
+    shell.cell("%agent_config approve=none")  # a model that acts for real asks before bash; no page here to ask
     shell.agent("look", "--model openai-compatible/x --tools bash")
     assert len(server.requests) == 2 and "[masked: MY_SERVICE_TOKEN]" in server.requests[1].body.decode()
     for text in (*(r.body.decode() for r in server.requests), shell.session.file.path.read_text()):
