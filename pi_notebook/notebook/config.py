@@ -16,15 +16,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Int, TraitError, Unicode, validate
+from traitlets import Bool, Int, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
 
 from ..ai import UnknownModelError, get_model
 from ..coding_agent.approval import APPROVE_DEFAULT, approval_policy, parse_approve
 from ..coding_agent.run_policy import (
     DEFAULT_SYSTEM_PROMPT,
-    DEFAULT_TOOLS,
     THINKING_LEVELS,
+    default_tools,
     parse_tools,
     resolve_model,
 )
@@ -101,8 +101,14 @@ class PiNotebook(Configurable):
         "", help="Model for %%agent, as provider/id (e.g. anthropic/claude-sonnet-4-5). Empty: pick by keys."
     ).tag(config=True)
     tools = Unicode(
-        DEFAULT_TOOLS, help="Comma-separated tools for %%agent (read,bash,edit,write,grep,find,ls) or none."
+        help="Comma-separated tools for %%agent, or none: Pi's read,bash,edit,write,grep,find,ls and the notebook's "
+        "python,vars,new_cell. Default: read,bash,edit,write,python,vars,new_cell (the in-process local model gets "
+        "read,ls,vars while this is a default)."
     ).tag(config=True)
+
+    @default("tools")
+    def _default_tools(self) -> str:
+        return default_tools()  # Pi's four and the tools the notebook app registered as defaults
     system_prompt = Unicode(DEFAULT_SYSTEM_PROMPT, help="System prompt for %%agent.").tag(config=True)
     thinking = Unicode("off", help="Thinking level: off, minimal, low, medium, high, xhigh.").tag(config=True)
     session_dir = Unicode(".pi_sessions", help="Folder for session files, relative to the notebook.").tag(config=True)

@@ -321,7 +321,7 @@ class PiMagics(Magics):
     @magic_arguments()
     @argument("--model", "-m", help="provider/id, e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2, local")
     @argument("--system", "-s", help="system prompt, or @path to read it from a file")
-    @argument("--tools", "-t", help="comma-separated: read,bash,edit,write,grep,find,ls — or none")
+    @argument("--tools", "-t", help="comma-separated: read,bash,edit,write,grep,find,ls,python,vars,new_cell — or none")
     @argument("--thinking", choices=THINKING_LEVELS, help="reasoning effort")
     @argument("--max-turns", type=int, help="most LLM calls in this run (0 = no limit)")
     @argument("--new", action="store_true", help="start a new session first")
