@@ -3,6 +3,7 @@
 import _thread
 import json
 import threading
+import time
 
 from IPython.core.error import UsageError
 
@@ -81,11 +82,25 @@ def test_bash_timeout_cancels(shell):
     assert message.cancelled and message.exit_code is None
 
 
-def test_interrupting_bash_escalates_and_records_cancelled(shell):
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    shell.cell("%bash trap '' INT; echo started; sleep 30")
-    timer.join()
+def interrupt_when(ready, timeout: float = 60.0) -> threading.Thread:
+    """The stop button, pressed once ``ready()`` holds (not after a fixed delay: a busy machine starts late)."""
+
+    def press() -> None:
+        deadline = time.monotonic() + timeout
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _thread.interrupt_main()
+
+    thread = threading.Thread(target=press, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_interrupting_bash_escalates_and_records_cancelled(shell, tmp_path):
+    started = tmp_path / "started"
+    pressed = interrupt_when(started.exists)
+    shell.cell(f"%bash trap '' INT; echo started; touch {started}; sleep 30")
+    pressed.join()
     message = shell.session.messages[-1]
     assert message.cancelled and message.output == "started\n"
 
@@ -104,10 +119,14 @@ def test_interrupting_a_streaming_agent_keeps_the_partial_reply_and_the_next_run
     monkeypatch.setattr(faux.provider, "tokens_per_second", 40)  # a slow model, so the stop button lands mid-reply
     monkeypatch.setattr(faux.provider, "chunk_chars", 4)
     faux.set_responses(["word " * 200])
-    timer = threading.Timer(0.6, _thread.interrupt_main)
-    timer.start()
+
+    def mid_reply() -> bool:
+        partial = shell.session.agent.state.stream_message
+        return partial is not None and any(getattr(b, "text", "") for b in partial.content)
+
+    pressed = interrupt_when(mid_reply)
     shell.agent("Talk a lot")
-    timer.join()
+    pressed.join()
     session = shell.session
     reply = session.messages[-1]
     assert reply.stop_reason == "aborted" and 0 < len(reply.content[0].text) < len("word " * 200)
