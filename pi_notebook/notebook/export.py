@@ -16,7 +16,8 @@ one string. The session's content is data only: a JSON ``<script>`` in which ``<
 text can close it) and lone surrogates too (UTF-8 cannot hold them), drawn by the views' sanitising renderers;
 and the page's Content-Security-Policy lets run only its own boot script (by hash) and the ``blob:`` modules it
 makes, and load no URL, so even a sanitiser miss could neither run nor fetch anything. Custom renderers
-(:func:`~.widgets.register_renderer`) are kernel code, not exported: their roles are drawn by the default renderer.
+(:func:`~.widgets.register_renderer`) are kernel code, not exported: their roles are drawn by the default renderer;
+except those registered ``saved`` (an installed plugin's), which the page carries for the roles it shows.
 
 An existing file at the path is replaced, as Pi's ``/export`` does; every export is written to a temporary file
 beside it and renamed into place, so a failure leaves nothing half-written. Every export is UTF-8: a lone

@@ -11,6 +11,7 @@ from . import (
 from .config import PiNotebook
 from .kernel import NotebookSession
 from .magics import PiMagics
+from .plugins import close_mcp_servers, connect_mcp_servers, load_plugins
 from .utf8 import say
 
 _state: dict[str, Any] = {}
@@ -20,6 +21,7 @@ def current_session() -> NotebookSession:
     """The kernel's session (the extension must be loaded, or one is created for plain Python)."""
     session = _state.get("session")
     if session is None:
+        load_plugins()  # (plain Python, no %load_ext: the installed plugins' roles, tools and renderers too)
         session = NotebookSession.for_shell(None, PiNotebook())
         _state["session"] = session
     return session
@@ -34,6 +36,9 @@ def load(shell: Any) -> None:
         previous.file.close()  # a reload reattaches: release the lock first
     if _state.get("recorder") is not None:
         _state.pop("recorder").detach()
+    # Installed plugins and MCP servers first: the session file may hold their roles, the settings name their tools.
+    load_plugins()
+    connect_mcp_servers()
     config = PiNotebook(parent=shell)
     session = NotebookSession.for_shell(shell, config)
     _state["session"] = session
@@ -62,3 +67,4 @@ def unload(shell: Any) -> None:
     recorder = _state.pop("recorder", None)
     if recorder is not None:
         recorder.detach()
+    close_mcp_servers()

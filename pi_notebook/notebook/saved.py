@@ -3,9 +3,10 @@
 A finished ``%%agent`` or ``%bash`` cell replaces its live widget with a static display bundle:
 
 - ``application/vnd.pi-notebook.transcript+json``: the transcript's state as plain JSON (``version``, ``title``,
-  ``messages`` in Pi JSON, ``visibility``, ``show_hidden``); the JupyterLab / Notebook 7 extension shipped in the
-  wheel (``widgets/labextension``) draws it with the widget's own view, without a kernel. Each message's text is
-  here once, in full;
+  ``messages`` in Pi JSON, ``visibility``, ``show_hidden``, and ``renderers``: an installed plugin's renderers of
+  its roles); the JupyterLab / Notebook 7 extension shipped in the wheel (``widgets/labextension``) draws it with
+  the widget's own view, without a kernel (the renderers only in a trusted notebook). Each message's text is here
+  once, in full;
 - ``text/html``: a static rendering for nbconvert, GitHub, VS Code without the extension, written from each
   message's :class:`~pi_notebook.notebook.forms.Form` (its header and parts as in ``text/plain``, without an
   assistant's usage): one ``<style>`` block of our own and class names give each role its look; everything else
@@ -141,9 +142,15 @@ def _line(message: dict[str, Any]) -> str:
 
 
 def transcript_data(
-    messages: list[dict[str, Any]], visibility: list[str], title: str = "", show_hidden: bool = False
+    messages: list[dict[str, Any]],
+    visibility: list[str],
+    title: str = "",
+    show_hidden: bool = False,
+    renderers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The transcript's JSON: its synced state, without what only a live view has (streaming, renderers).
+    """The transcript's JSON: its synced state, without what only a live view has (streaming, the renderers not
+    registered ``saved``). ``renderers``: role → ES module source of the saved renderers of its roles (an installed
+    plugin's), which the JupyterLab extension runs only in a trusted notebook.
 
     Each message is its Pi JSON on one line, as in the session file: a notebook is saved with every nested value
     on a line of its own, indented, which makes short messages twice their size; one string per message keeps
@@ -152,6 +159,7 @@ def transcript_data(
     data: dict[str, Any] = {"version": SAVED_VERSION, "messages": [_line(m) for m in messages]}
     hidden = {str(i): level for i, level in enumerate(visibility) if level != "both"}
     data.update({"title": title} if title else {}, **({"visibility": hidden} if hidden else {}))
+    data.update({"renderers": dict(renderers)} if renderers else {})
     return {**data, "show_hidden": True} if show_hidden else data
 
 
@@ -162,12 +170,14 @@ def transcript_bundle(
     show_hidden: bool = False,
     *,
     full_text: bool = False,
+    renderers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The static display bundle of a transcript: its JSON, ``text/html`` and ``text/plain`` (``full_text``:
-    every message, for a terminal; else a short summary). UTF-8 encodable (:func:`~.utf8.utf8_safe`)."""
+    """The static display bundle of a transcript: its JSON (with ``renderers``, see :func:`transcript_data`),
+    ``text/html`` and ``text/plain`` (``full_text``: every message, for a terminal; else a short summary). UTF-8
+    encodable (:func:`~.utf8.utf8_safe`)."""
     return utf8_safe(
         {
-            TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden),
+            TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden, renderers),
             "text/html": transcript_html(messages, visibility, title, show_hidden),
             "text/plain": transcript_plain(messages, title, full=full_text),
         }

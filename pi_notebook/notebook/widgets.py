@@ -36,7 +36,10 @@ from ..coding_agent.session import SessionFile
 from .saved import transcript_bundle
 from .utf8 import utf8_safe
 
-__all__ = ["TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "show", "transcript_state"]
+__all__ = [
+    "TranscriptWidget", "json_patch", "register_renderer", "registered_renderers", "saved_renderers", "show",
+    "transcript_state",
+]  # fmt: skip
 
 STATIC = Path(__file__).parent / "static"
 """Where the built front end (``widgets/`` bundled) lives."""
@@ -259,14 +262,17 @@ def filter_bundle(data: dict[str, Any], include: Any, exclude: Any) -> dict[str,
 # --- renderer registry ---------------------------------------------------------------------------------
 
 _renderers: dict[str, str] = {}
+_saved: dict[str, str] = {}  # role → source of the renderers saved outputs and exported pages carry
 
 
-def register_renderer(role: str, module: str | os.PathLike[str]) -> None:
+def register_renderer(role: str, module: str | os.PathLike[str], *, saved: bool = False) -> None:
     """Draw messages of ``role`` with a custom front-end renderer in every transcript created from now on.
 
     ``module`` is the source of an ES module whose default export is ``render(message, el, helpers)``
     (``message`` is Pi JSON, ``el`` the element to fill), or the path of a ``.js``/``.mjs`` file holding
-    it. Registering a role again replaces its renderer.
+    it. Registering a role again replaces its renderer. ``saved``: the module also goes with the transcript's
+    saved form (drawn by the JupyterLab extension in a trusted notebook) and into exported pages, for the roles a
+    transcript holds; an installed plugin's renderers are registered so (:mod:`.plugins`).
     """
     if not isinstance(role, str) or not role:
         raise ValueError("role must be a non-empty string, e.g. 'bashExecution'")
@@ -285,11 +291,22 @@ def register_renderer(role: str, module: str | os.PathLike[str]) -> None:
     if not source.strip():
         raise ValueError(f"the renderer module for {role!r} is empty")
     _renderers[role] = source
+    if saved:
+        _saved[role] = source
+    else:
+        _saved.pop(role, None)
 
 
 def registered_renderers() -> dict[str, str]:
     """A copy of the registered renderers: role → ES module source."""
     return dict(_renderers)
+
+
+def saved_renderers(renderers: dict[str, str], messages: Iterable[Any]) -> dict[str, str]:
+    """Of ``renderers`` (role → source), those registered with ``saved=True`` that draw one of ``messages`` (Pi
+    JSON): what a saved form or an exported page carries."""
+    roles = {m.get("role") for m in messages if isinstance(m, dict)}
+    return {role: source for role, source in renderers.items() if role in roles and _saved.get(role) == source}
 
 
 # --- the widget ----------------------------------------------------------------------------------------
@@ -549,7 +566,8 @@ class TranscriptWidget(LiveWidget):
         else:
             with self._lock:
                 data, levels = self._convert(list(messages))
-        return transcript_bundle(data, levels, self.title, self.show_hidden, full_text=full_text)
+        renderers = saved_renderers(self.renderers, data)
+        return transcript_bundle(data, levels, self.title, self.show_hidden, full_text=full_text, renderers=renderers)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
         """The widget view plus its saved form (:meth:`saved_bundle`, every message in ``text/plain``), which the
@@ -610,12 +628,14 @@ def collapse_repeated_errors(messages: list[Any]) -> list[Any]:
 
 
 def transcript_state(source: Any, *, show_hidden: bool = False, title: str | None = None) -> dict[str, Any]:
-    """The synced state of :func:`show`'s transcript of ``source`` (no streaming message, no custom renderers),
-    computed without making the widget: nothing is sent to a front end (an export page draws it)."""
+    """The synced state of :func:`show`'s transcript of ``source`` (no streaming message; of the custom renderers,
+    those registered ``saved`` for its roles), computed without making the widget: nothing is sent to a front end
+    (an export page draws it)."""
     pairs = [_pi_json_and_level(m) for m in collapse_repeated_errors(messages_of(source))]
+    messages = [value for value, _ in pairs]
     return {
-        "messages": [value for value, _ in pairs], "visibility": [level for _, level in pairs], "streaming": None,
-        "show_hidden": show_hidden, "title": title or "", "renderers": {},
+        "messages": messages, "visibility": [level for _, level in pairs], "streaming": None,
+        "show_hidden": show_hidden, "title": title or "", "renderers": saved_renderers(_renderers, messages),
     }  # fmt: skip
 
 

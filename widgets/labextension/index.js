@@ -9,6 +9,7 @@
 // an untrusted notebook, a model long gone) the saved form is drawn.
 import { PanelLayout, Widget } from "@lumino/widgets";
 import inspector from "../src/inspector.js";
+import { keepRenderers, savedRenderers, untrustedNote } from "../src/plugins.js";
 import { KEPT_EVENT, KINDS, STATE_EVENT, savedState } from "../src/snapshot.js";
 import { staticModel } from "../src/static_model.js";
 import transcript from "../src/transcript.js";
@@ -85,7 +86,11 @@ class SavedRenderer extends Widget {
     this.cleanup?.();
     const el = document.createElement("div");
     this.saved.node.replaceChildren(el);
-    const state = savedState(this.kind, this.model.data[this.mimeType]);
+    const data = this.model.data[this.mimeType];
+    const trusted = this.model.trusted === true;
+    const state = savedState(this.kind, data, { trusted });
+    const blocked = this.kind === "transcript" && !trusted ? Object.keys(savedRenderers(data)) : [];
+    if (blocked.length) el.before(untrustedNote(blocked));
     const stop = VIEWS[this.kind].render({ model: staticModel(state), el });
     this.cleanup = typeof stop === "function" ? stop : null;
     this.saved.setHidden(this.liveShown);
@@ -184,7 +189,8 @@ class SavedRenderer extends Widget {
     const take = this.pending;
     this.pending = null;
     if (take && this.model?.setData && !this.isDisposed) {
-      this.model.setData({ data: { ...this.model.data, [this.mimeType]: take() } });
+      const next = keepRenderers(this.model.data[this.mimeType], take()); // (a plugin's, not the notebook's own)
+      this.model.setData({ data: { ...this.model.data, [this.mimeType]: next } });
     }
   }
 
@@ -203,7 +209,7 @@ class SavedRenderer extends Widget {
 
 function factory(kind) {
   return {
-    safe: true, // the views escape and sanitise everything; nothing in the data is run
+    safe: true, // the views escape and sanitise everything; nothing in the data is run unless trusted (plugins.js)
     mimeTypes: [KINDS[kind].mime],
     createRenderer: (options) => new SavedRenderer(options, kind),
   };

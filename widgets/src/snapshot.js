@@ -3,6 +3,8 @@
 // around it that its state changed, so a notebook saved later holds the latest state without the kernel
 // sending the whole history again (pi_notebook/notebook/saved.py writes the same shapes).
 
+import { savedRenderers } from "./plugins.js";
+
 export const SAVED_VERSION = 1;
 
 export const KINDS = {
@@ -38,9 +40,10 @@ function isObject(v) {
 
 /**
  * The model state a view needs, from a saved output's data. Only the known keys are taken, with defaults for
- * what is missing or malformed; nothing the data holds becomes code (custom renderers are never part of it).
+ * what is missing or malformed; nothing the data holds becomes code, except, with `trusted` (JupyterLab trusts the
+ * output), a transcript's saved plugin renderers (plugins.js).
  */
-export function savedState(kind, data) {
+export function savedState(kind, data, { trusted = false } = {}) {
   const spec = KINDS[kind];
   const state = { ...spec.defaults };
   if (!isObject(data)) return state;
@@ -53,6 +56,7 @@ export function savedState(kind, data) {
       : typeof value === typeof fallback;
     if (ok) state[key] = value;
   }
+  if (kind === "transcript" && trusted) state.renderers = savedRenderers(data);
   return state;
 }
 
