@@ -169,11 +169,6 @@ def test_the_installed_example_registers_its_roles_renderers_and_tool_at_load_ex
     assert sorted(report["export"]) == ["orderNote", "ticketEvent"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the hook in AgentSession.__init__ (agent_session.py): `from .plugins import load_plugins; "
-    "load_plugins()` before the session file is read",
-)
 def test_an_agent_session_without_a_notebook_loads_the_roles_and_tools(site, tmp_path):
     code = (
         "import json, sys\n"

@@ -117,6 +117,9 @@ class AgentSession:
         """Asked before a call of a tool the ``approve`` setting names (:mod:`.approval`); ``None``: such a call
         is refused at once, with one result saying how to allow it."""
         self._gate: ApprovalGate | None = None  # the agent's before_tool_call, made with the agent
+        from .plugins import load_plugins
+
+        load_plugins()  # the installed plugins' roles and tools, before the history is read (once per process)
         self.reload()
         self._recover()
 

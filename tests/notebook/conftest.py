@@ -35,6 +35,7 @@ def shell(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setenv("PI_NOTEBOOK_MCP_CONFIG", str(tmp_path / "no-mcp.json"))  # not the developer's own servers
     faux.reset()
     ip = InteractiveShell.instance()
     notebook = tmp_path / "analysis.ipynb"
