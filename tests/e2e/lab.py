@@ -263,3 +263,15 @@ def chromium_page(width: int = 1280, height: int = 1000):
             yield browser.new_page(viewport={"width": width, "height": height})
         finally:
             browser.close()
+
+
+def run_cell(page, index: int) -> None:
+    """Run the notebook's cell ``index`` as a user does: click into it, Shift+Enter."""
+    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def wait_ran(page, index: int, timeout: float = 120_000) -> None:
+    """Wait until cell ``index`` shows an execution count (it ran)."""
+    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
+    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)

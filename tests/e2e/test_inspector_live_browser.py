@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pi_notebook.notebook.inspector import PAGE_WORD_WAIT
-from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
+from tests.e2e.lab import chromium_page, open_notebook, run_cell, running_lab, wait_ran, write_notebook
 
 SETUP = "%load_ext pi_notebook\nimport pi_notebook\nfrom pi_notebook.ai import faux"
 SHOUT = """from pi_notebook.agent import BashExecutionMessage, register_message_type
@@ -63,16 +63,6 @@ def lab(tmp_path_factory):
 def page(lab):
     with chromium_page(1280, 1000) as page:
         yield page
-
-
-def run_cell(page, index: int) -> None:
-    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_ran(page, index: int, timeout: float = 60_000) -> None:
-    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
 
 
 def test_the_open_inspector_follows_a_replaced_converter(lab, page):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.lab import chromium_page, open_notebook, running_lab, write_notebook
+from tests.e2e.lab import chromium_page, open_notebook, run_cell, running_lab, wait_ran, write_notebook
 
 HERE = Path(__file__).parent
 SETUP = """%load_ext pi_notebook
@@ -64,16 +64,6 @@ WATCH = """() => { window.__piPromptShown = []; window.__piPromptSeen = []; cons
 def lab(tmp_path_factory):
     with running_lab(tmp_path_factory, "approval") as server:
         yield server
-
-
-def run_cell(page, index: int) -> None:
-    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_ran(page, index: int, timeout: float = 60_000) -> None:
-    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
 
 
 def click(cell, verdict: str) -> None:

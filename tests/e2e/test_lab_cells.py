@@ -21,8 +21,10 @@ from tests.e2e.lab import (
     chromium_page,
     fit_notebook_in_window,
     open_notebook,
+    run_cell,
     running_lab,
     set_notebook_width,
+    wait_ran,
     write_notebook,
 )
 
@@ -53,16 +55,6 @@ AGENT, SENT, INSPECT, FIX_CELL = 4, 5, 6, 7
 def lab(tmp_path_factory):
     with running_lab(tmp_path_factory, "cells") as server:
         yield server
-
-
-def run_cell(page, index: int) -> None:
-    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_ran(page, index: int, timeout: float = 120_000) -> None:
-    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
 
 
 def test_what_went_wrong_and_what_the_plot_shows_then_agent_fix(lab):

@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.lab import chromium_page, open_notebook, running_lab, set_notebook_width, write_notebook
+from tests.e2e.lab import (
+    chromium_page,
+    open_notebook,
+    run_cell,
+    running_lab,
+    set_notebook_width,
+    wait_ran,
+    write_notebook,
+)
 
 HERE = Path(__file__).parent
 COUNT = "int((df['price'] < 0).sum())"
@@ -55,16 +63,6 @@ ASK, CLEAN_CELL, DUMP = 2, 3, 4
 def lab(tmp_path_factory):
     with running_lab(tmp_path_factory, "tools") as server:
         yield server
-
-
-def run_cell(page, index: int) -> None:
-    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_ran(page, index: int, timeout: float = 120_000) -> None:
-    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
 
 
 def test_the_agent_reads_the_namespace_runs_python_and_hands_over_a_cell(lab):
