@@ -63,11 +63,7 @@ from .session_entries import (
     written_id,
 )
 from .session_load import load_session_lines
-
-try:
-    import fcntl
-except ImportError:  # Windows: no writer lock (msvcrt's byte-range locks would also block readers)
-    fcntl = None  # type: ignore[assignment]
+from .session_lock import WriterLockHeld, lock_writer, unlock_writer
 
 
 class SessionError(Exception):
@@ -125,17 +121,15 @@ def _open_append(path: Path, *, create: bool) -> BinaryIO:
 
 def _lock(fh: BinaryIO, path: Path) -> str | None:
     """Take the exclusive writer lock (released when ``fh`` closes); a warning if it cannot be taken."""
-    if fcntl is None:
-        return None
     try:
-        # flock locks the open file description: a second open() in this process conflicts too.
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A second open() in this process conflicts too (.session_lock: flock, or msvcrt on Windows).
+        lock_writer(fh.fileno())
+    except WriterLockHeld as e:
+        raise SessionLockedError(
+            f"{path} is already open for writing (in this or another process); close that session "
+            "first, or open this one with readonly=True"
+        ) from e
     except OSError as e:
-        if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-            raise SessionLockedError(
-                f"{path} is already open for writing (in this or another process); close that session "
-                "first, or open this one with readonly=True"
-            ) from e
         return f"could not lock the file ({e.strerror}); a second writer would not be detected"
     return None
 
@@ -270,6 +264,7 @@ class SessionFile:
             self._closed = True
             fh, self._fh = self._fh, None
         if fh is not None:
+            unlock_writer(fh.fileno())  # Windows frees a closed file's lock only eventually; POSIX: at close
             fh.close()  # releases the lock
 
     def __enter__(self) -> SessionFile:

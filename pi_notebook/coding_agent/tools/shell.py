@@ -1,24 +1,23 @@
 """The shell executor shared by the ``bash`` tool and the notebook's ``%bash`` magic (``bash-executor.ts``).
 
-:func:`run_shell` runs ``bash -c <command>`` in a new session, so the command and everything it starts form
-one process group that can be signalled together. stdin is ``/dev/null``; stderr is merged into stdout in
-arrival order. Output is cleaned and kept with bounded memory by :class:`~.shell_output.OutputCollector`;
-the result holds the tail-truncated output (``truncate_tail``: 2000 lines / 50 KB) and, for large output,
-the temp file with all of it.
+:func:`run_shell` runs ``bash -c <command>`` as one process tree that can be stopped together (a new session on
+POSIX, a new console process group on Windows: :mod:`.process_tree`). stdin is ``/dev/null``; stderr is merged
+into stdout in arrival order. Output is cleaned and kept with bounded memory by
+:class:`~.shell_output.OutputCollector`; the result holds the tail-truncated output (``truncate_tail``: 2000 lines
+/ 50 KB) and, for large output, the temp file with all of it.
 
 A non-zero exit status is data (``exit_code``), not an exception. Cancellation (``signal`` or ``timeout``)
-escalates SIGINT → SIGTERM → SIGKILL to the process group and reports ``cancelled=True, exit_code=None``.
+escalates SIGINT → SIGTERM → SIGKILL to the process group (on Windows: Ctrl+Break, then ``taskkill /T /F``) and
+reports ``cancelled=True, exit_code=None``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import os
 import shutil
-import signal as signals
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,13 +25,9 @@ from typing import Any
 
 from ..truncate import TruncationResult
 from .errors import is_aborted, wait_aborted
+from .process_tree import kill_tree_now, popen_options, read_output, stop_tree
 from .shell_output import OutputCollector
 
-_READ_SIZE = 65536
-_READS_PER_WAKEUP = 4
-_PIPE_SIZE = 1 << 20
-# Escalation: (signal, seconds to wait for the process group to go before sending the next one).
-_ESCALATION = ((signals.SIGINT, 0.75), (signals.SIGTERM, 1.5), (signals.SIGKILL, 1.0))
 # After the shell exits, a background child (``cmd &``) may still hold the pipe open; stop reading once it
 # has been quiet this long, or after the cap, rather than wait for it to finish.
 _DRAIN_IDLE = 0.2
@@ -66,10 +61,37 @@ class ShellResult:
 
 
 def shell_path() -> str:
-    """``/bin/bash``, else ``bash`` on PATH, else ``sh`` (independent of ``$SHELL``, as in Pi)."""
+    """``/bin/bash``, else ``bash`` on PATH, else ``sh`` (independent of ``$SHELL``, as in Pi). On Windows, as
+    Pi's ``getShellConfig``: Git Bash where Git for Windows installs it, else ``bash.exe`` on PATH (Cygwin, MSYS2,
+    WSL); ``FileNotFoundError`` saying what to install if there is none."""
+    if sys.platform == "win32":
+        return _windows_bash(os.environ)
     if os.path.exists("/bin/bash"):
         return "/bin/bash"
     return shutil.which("bash") or "sh"
+
+
+def _windows_bash(
+    environ: Mapping[str, str],
+    exists: Callable[[str], bool] = os.path.isfile,
+    which: Callable[[str], str | None] = shutil.which,
+) -> str:
+    places = [
+        f"{environ[key]}\\Git\\bin\\bash.exe" for key in ("ProgramFiles", "ProgramFiles(x86)") if environ.get(key)
+    ]
+    for place in places:
+        if exists(place):
+            return place
+    on_path = which("bash.exe")
+    if on_path:
+        return on_path
+    searched = "".join(f"\n  {place}" for place in places)
+    raise FileNotFoundError(
+        "No bash shell found. Options:\n"
+        "  1. Install Git for Windows: https://git-scm.com/download/win\n"
+        "  2. Add your bash to PATH (Cygwin, MSYS2, etc.)\n\n"
+        f"Searched Git Bash in:{searched}"
+    )
 
 
 async def run_shell(
@@ -92,10 +114,10 @@ async def run_shell(
     cleaned output piece by piece, as it is recorded (all of it, in order: what the full-output file holds).
 
     ``signal`` (an ``AbortSignal``) or ``timeout`` (seconds; ``None`` or ``<= 0`` for none) stops the command
-    with SIGINT, then SIGTERM, then SIGKILL to its process group. If the calling task is cancelled, the group
-    is killed and ``CancelledError`` propagates. A signal that is already aborted returns a cancelled result
-    without starting anything. ``env`` replaces the environment (default: inherit). Raises
-    ``FileNotFoundError`` if ``cwd`` is not a directory.
+    with SIGINT, then SIGTERM, then SIGKILL to its process group (Windows: Ctrl+Break, then ``taskkill /T /F``).
+    If the calling task is cancelled, the group is killed and ``CancelledError`` propagates. A signal that is
+    already aborted returns a cancelled result without starting anything. ``env`` replaces the environment
+    (default: inherit). Raises ``FileNotFoundError`` if ``cwd`` is not a directory.
     """
     if is_aborted(signal):
         return ShellResult(output="", exit_code=None, cancelled=True)
@@ -113,48 +135,33 @@ async def run_shell(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        start_new_session=True,
+        **popen_options(),
     )
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
-    if _PIPE_SIZE:
-        # A larger pipe lets a fast writer run ahead instead of waiting for every 64 KB read.
-        with contextlib.suppress(AttributeError, OSError):
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
     progress = _Throttle(on_progress, lambda: _partial_result(collector)) if on_progress else None
     eof: asyncio.Future[None] = loop.create_future()
     last_data = [time.monotonic()]
 
-    def on_readable() -> None:
-        # A few reads per wake-up (fewer loop iterations for a fast writer), never more: a fast writer cannot
-        # starve the event loop.
+    def deliver(data: bytes) -> bool:
+        """One chunk of output (``b""``: the end of it), on the loop; False: read no more."""
+        if eof.done():
+            return False
+        if not data:
+            eof.set_result(None)
+            return False
         try:
-            for _ in range(_READS_PER_WAKEUP):
-                try:
-                    data = os.read(fd, _READ_SIZE)
-                except BlockingIOError:
-                    return
-                except OSError:
-                    data = b""
-                if not data:
-                    loop.remove_reader(fd)
-                    eof.set_result(None)
-                    return
-                last_data[0] = time.monotonic()
-                text = collector.feed(data)
-                if on_output is not None and text:
-                    on_output(text)
-                if progress is not None:
-                    progress.poke()
-                if len(data) < _READ_SIZE:
-                    return  # drained: the next read would only fail
+            last_data[0] = time.monotonic()
+            text = collector.feed(data)
+            if on_output is not None and text:
+                on_output(text)
+            if progress is not None:
+                progress.poke()
         except Exception as exc:  # an on_output/on_progress callback failed: surface it to the caller
-            loop.remove_reader(fd)
-            if not eof.done():
-                eof.set_exception(exc)
+            eof.set_exception(exc)
+            return False
+        return True
 
-    loop.add_reader(fd, on_readable)
+    stop_reading = read_output(loop, proc, deliver)
     exited = asyncio.ensure_future(_wait_exit(proc))
     stoppers: dict[asyncio.Future[Any], str] = {}
     if signal is not None:
@@ -167,12 +174,12 @@ async def run_shell(
         while not exited.done():
             done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if eof in done and eof.exception() is not None:
-                _kill_now(proc)
+                kill_tree_now(proc)
                 eof.result()  # re-raises the callback's exception
             stopped = [stoppers[f] for f in done if f in stoppers]
             if stopped and not exited.done():
                 stop_reason = "timeout" if "timeout" in stopped else "aborted"
-                await _terminate_group(proc.pid, exited)
+                await stop_tree(proc, exited)
                 break
         await exited
         await _drain(eof, last_data)
@@ -183,14 +190,14 @@ async def run_shell(
     except BaseException:
         # The caller gave up on us (task cancelled, KeyboardInterrupt) or something failed: either way nothing
         # may keep running in the background.
-        _kill_now(proc)
+        kill_tree_now(proc)
         raise
     finally:
         for future in (*stoppers, exited):
             future.cancel()
         if progress is not None:
             progress.cancel()
-        loop.remove_reader(fd)
+        stop_reading()
         proc.stdout.close()
         collector.close()
 
@@ -274,63 +281,6 @@ async def _wait_exit(proc: subprocess.Popen[bytes]) -> int:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
     return proc.returncode
-
-
-def _kill_now(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the whole group at once and reap the shell (it dies within moments)."""
-    _signal_group(proc.pid, signals.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(0.5)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the process group; False if the group no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # Some member changed credentials (setuid); signal at least the shell itself.
-        try:
-            os.kill(pgid, sig)
-        except ProcessLookupError:
-            return False
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether the group still has a running member. Killed orphans stay zombies until init reaps them,
-    which a container's PID 1 may do late; on Linux, /proc tells them apart from live processes."""
-    if not _signal_group(pgid, 0):
-        return False
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return True  # no /proc: trust kill(0), zombies included
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as file:
-                stat = file.read()
-        except OSError:
-            continue  # exited while we looked
-        # After "pid (comm) ": state, ppid, pgrp. comm may contain spaces and parentheses.
-        state, _ppid, pgrp = stat[stat.rfind(b")") + 2 :].split()[:3]
-        if int(pgrp) == pgid and state not in (b"Z", b"X"):
-            return True
-    return False
-
-
-async def _terminate_group(pgid: int, exited: asyncio.Future[Any]) -> None:
-    """SIGINT, then SIGTERM, then SIGKILL the group, moving on as soon as every member is gone."""
-    for sig, grace in _ESCALATION:
-        if not _signal_group(pgid, sig):
-            return
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-            # The shell counts as a member (a zombie) until it has been reaped, hence ``exited`` first.
-            if exited.done() and not _group_alive(pgid):
-                return
 
 
 async def _drain(eof: asyncio.Future[None], last_data: list[float]) -> None:
