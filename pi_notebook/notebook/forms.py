@@ -15,7 +15,6 @@ on every run, and strict nbval compares ``text/plain``. Pure functions, no I/O, 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,6 +23,7 @@ from ..ai import AssistantMessage, ImageContent, TextContent, ThinkingContent
 from ..ai.types import ToolCall, ToolResultMessage, UserMessage
 from ..coding_agent import BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from ..coding_agent.secrets import has_masked
+from ..coding_agent.tools.shell_output import sanitize_output
 from .cell_message import NotebookCellMessage
 
 __all__ = [
@@ -33,19 +33,11 @@ __all__ = [
 
 # --- cleaning: what no form shows ------------------------------------------------------------------------
 
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC strings
-    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def clean(s: Any) -> str:
-    """Remove ANSI codes and every control character but ``\\n`` and ``\\t``, as Pi's shell output does."""
-    return _CONTROL.sub("", _ANSI.sub("", str(s)))
+    """Remove ANSI codes and every control character but ``\\n`` and ``\\t``, as the recorded shell output is cleaned
+    (the rules are written once, in :mod:`~pi_notebook.coding_agent.tools.shell_output`)."""
+    return sanitize_output(str(s))
 
 
 def one_line(s: Any) -> str:

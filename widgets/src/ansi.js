@@ -1,16 +1,26 @@
 // ANSI SGR (colours, bold, …) → <span>s. Text always goes in as text nodes, so shell output can never
 // become markup; colours are classes (16-colour palette, themed in CSS) or rgb() built from integers.
 // Every other escape sequence (cursor moves, OSC titles and hyperlinks, …) is dropped.
+//
+// Hand-written on purpose. The rules for what is a terminal code are those of the Python side
+// (pi_notebook/coding_agent/tools/shell_output.py, the one place they are written there); test/ansi-rules.test.js
+// and tests/coding_agent/tools/test_ansi_rules.py hold both to the same cases (test/ansi_cases.json). The
+// libraries looked at were not as good: ansi_up returns an HTML string (it would have to go through innerHTML);
+// anser (2.3) leaves OSC titles and hyperlinks in the text, shows part of a malformed truecolor code, knows no
+// 8-bit CSI, and neither resolves a progress bar's \r.
 import { doc } from "./dom.js";
 
-// CSI … final byte | OSC … BEL/ST | other two-byte ESC sequences | 8-bit CSI.
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+// CSI … final byte | 8-bit CSI | OSC … BEL/ST (an open one runs to the next ESC) | DCS/SOS/PM/APC strings |
+// charset selection | other two-byte ESC sequences.
+const ESCAPES =
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[()*+#%][0-9A-Za-z@]|\x1b[@-Z\\^_=>78cDEHMNO]/g;
 const SGR_ONLY = /\x1b\[[0-9;:]*m/g;
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+// C0 controls but \t and \n (a lone ESC included; \r is resolved first), DEL, C1 controls, U+FFF9–FFFB.
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\ufff9-\ufffb]/g;
 
 /** Text without any escape sequence or control character (tabs and newlines kept). */
 export function stripAnsi(text) {
-  return resolveCarriageReturns(String(text ?? "")).replace(ESCAPES, "").replace(/\x1b/g, "").replace(CONTROL, "");
+  return resolveCarriageReturns(String(text ?? "")).replace(ESCAPES, "").replace(CONTROL, "");
 }
 
 /** A terminal overwrites a line on a bare \r: keep the last segment, and the colour codes that came before. */
@@ -111,7 +121,7 @@ export function ansiToFragment(text) {
   let state = PLAIN;
   let last = 0;
   const emit = (chunk) => {
-    const clean = chunk.replace(/\x1b/g, "").replace(CONTROL, "");
+    const clean = chunk.replace(CONTROL, "");
     if (clean) frag.appendChild(styledNode(clean, state));
   };
   ESCAPES.lastIndex = 0;

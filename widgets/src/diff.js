@@ -1,7 +1,9 @@
-// A line diff (Myers' O(ND) algorithm, "An O(ND) Difference Algorithm and Its Variations", 1986) for the
-// inspector's what-if preview and its compare view. The common head and tail are cut first, so a small change in
-// a long request body costs its length, not its square; past a budget of edits the middle is reported as replaced
-// whole (a correct diff, not a minimal one) so two unrelated bodies never freeze the page.
+// A line diff for the inspector's what-if preview and its compare view: jsdiff's Myers ("An O(ND) Difference
+// Algorithm and Its Variations", 1986), the `diff` package Pi uses for its edit tool's diffs, run on lines as small
+// integers. The common head and tail are cut first, so a small change in a long request body costs its length, not
+// its square; past a budget of edits the middle is reported as replaced whole (a correct diff, not a minimal one)
+// so two unrelated bodies never freeze the page.
+import { diffArrays } from "diff/lib/diff/array.js"; // (the array diff alone: not the whole library in the bundle)
 
 const MAX_EDITS = 2000; // edit distance explored before giving up on a minimal middle
 
@@ -20,71 +22,30 @@ export function diffLines(a, b, { maxEdits = MAX_EDITS } = {}) {
   }
   const ops = [];
   for (let i = 0; i < head; i++) ops.push({ op: "same", a: i, b: i });
-  // Lines as small integers: the inner loop compares numbers, not strings.
+  // Lines as small integers: the diff compares numbers, not strings.
   const ids = new Map();
   const idOf = (line) => {
     let id = ids.get(line);
     if (id === undefined) ids.set(line, (id = ids.size));
     return id;
   };
-  const A = Int32Array.from(a.slice(head, endA), idOf);
-  const B = Int32Array.from(b.slice(head, endB), idOf);
-  const middle = myers(A, B, maxEdits);
+  const middle = diffArrays(a.slice(head, endA).map(idOf), b.slice(head, endB).map(idOf), { maxEditLength: maxEdits });
   if (middle) {
-    for (const [op, i, j] of middle) ops.push({ op, a: i < 0 ? -1 : head + i, b: j < 0 ? -1 : head + j });
+    let i = head;
+    let j = head;
+    for (const part of middle) {
+      for (let k = 0; k < part.count; k++) {
+        if (part.added) ops.push({ op: "add", a: -1, b: j++ });
+        else if (part.removed) ops.push({ op: "del", a: i++, b: -1 });
+        else ops.push({ op: "same", a: i++, b: j++ });
+      }
+    }
   } else {
     for (let i = head; i < endA; i++) ops.push({ op: "del", a: i, b: -1 });
     for (let j = head; j < endB; j++) ops.push({ op: "add", a: -1, b: j });
   }
   for (let i = endA, j = endB; i < a.length; i++, j++) ops.push({ op: "same", a: i, b: j });
   return ops;
-}
-
-/** Myers' greedy forward search, keeping each round's furthest points to walk the path back. Null past maxEdits. */
-function myers(A, B, maxEdits) {
-  const n = A.length;
-  const m = B.length;
-  if (n === 0 || m === 0) {
-    return [...Array.from(A, (_, i) => ["del", i, -1]), ...Array.from(B, (_, j) => ["add", -1, j])];
-  }
-  const max = n + m;
-  const off = max + 1;
-  const v = new Int32Array(2 * max + 3);
-  const trace = [];
-  for (let d = 0; d <= max; d++) {
-    if (d > maxEdits) return null;
-    trace.push(v.slice(off - d, off + d + 1)); // round d-1's points for k in [-d, d], at k + d
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
-      let y = x - k;
-      while (x < n && y < m && A[x] === B[y]) {
-        x++;
-        y++;
-      }
-      v[off + k] = x;
-      if (x >= n && y >= m) return walkBack(trace, d, n, m);
-    }
-  }
-  return null; // not reached: d = n + m always ends
-}
-
-function walkBack(trace, last, n, m) {
-  const out = [];
-  let x = n;
-  let y = m;
-  for (let d = last; d > 0; d--) {
-    const at = trace[d];
-    const k = x - y;
-    const down = k === -d || (k !== d && at[k - 1 + d] < at[k + 1 + d]);
-    const prevK = down ? k + 1 : k - 1;
-    const prevX = at[prevK + d];
-    const prevY = prevX - prevK;
-    while (x > prevX && y > prevY) out.push(["same", --x, --y]);
-    if (down) out.push(["add", -1, --y]);
-    else out.push(["del", --x, -1]);
-  }
-  while (x > 0 && y > 0) out.push(["same", --x, --y]);
-  return out.reverse();
 }
 
 /**

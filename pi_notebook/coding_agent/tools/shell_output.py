@@ -24,16 +24,27 @@ from ..truncate import DEFAULT_MAX_BYTES, TruncationResult, truncate_tail
 
 BUFFER_CHARS = 2 * DEFAULT_MAX_BYTES
 
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), DCS/SOS/PM/APC strings, charset selection, two-byte ESC.
+# The one place where the rules for terminal codes are written, for the recorded shell output and every text a view
+# or an export shows (notebook/forms.py's clean(); widgets/src/ansi.js writes the same rules in JS, checked against
+# the same cases). Hand-written on purpose: output arrives in chunks, and a sequence cut by a chunk boundary must be
+# held back until the next chunk completes it (_INCOMPLETE_ANSI), which no library does; Pi's executor strips each
+# chunk with strip-ansi and loses such sequences. The control characters dropped are those of Pi's
+# sanitizeBinaryOutput plus removing \r, as Pi's executor does, and DEL and C1 controls besides.
+#
+# CSI (ESC [ ... final; 8-bit CSI), OSC (ESC ] ... BEL/ST), DCS/SOS/PM/APC strings, charset selection, two-byte
+# ESC. An OSC or DCS string left open runs to the next ESC or the end of the text, as a terminal swallows it.
 _ANSI = re.compile(
-    r"[\x1b\x9b]\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
     r"|\x1b[()*+#%][0-9A-Za-z@]"
     r"|\x1b[@-Z\\^_=>78cDEHMNO]"
 )
 # An escape sequence cut off at the end of a chunk: held back until the next chunk completes it.
-_INCOMPLETE_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[()*+#%])?\Z")
+_INCOMPLETE_ANSI = re.compile(
+    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[()*+#%])?|\x9b[0-?]*[ -/]*)\Z"
+)
 _MAX_HELD_BACK = 4096
 # C0 controls except \t and \n (so \r goes too), DEL, C1 controls, and U+FFF9-FFFB (interlinear annotation
 # marks, which break terminal width calculation; Pi drops them too).
@@ -114,7 +125,7 @@ class OutputCollector:
             text = self._decoder.decode(data)
             self._decoding = bool(self._decoder.getstate()[0])
         pending = self._held_back + text
-        cut = _INCOMPLETE_ANSI.search(pending) if "\x1b" in pending else None
+        cut = _INCOMPLETE_ANSI.search(pending) if "\x1b" in pending or "\x9b" in pending else None
         if cut and len(pending) - cut.start() <= _MAX_HELD_BACK:
             pending, self._held_back = pending[: cut.start()], pending[cut.start() :]
         else:
