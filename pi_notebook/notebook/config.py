@@ -109,6 +109,7 @@ class PiNotebook(Configurable):
     @default("tools")
     def _default_tools(self) -> str:
         return default_tools()  # Pi's four and the tools the notebook app registered as defaults
+
     system_prompt = Unicode(DEFAULT_SYSTEM_PROMPT, help="System prompt for %%agent.").tag(config=True)
     thinking = Unicode("off", help="Thinking level: off, minimal, low, medium, high, xhigh.").tag(config=True)
     session_dir = Unicode(".pi_sessions", help="Folder for session files, relative to the notebook.").tag(config=True)
