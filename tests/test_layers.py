@@ -18,6 +18,7 @@ FORBIDDEN = {
     "coding_agent": ("pi_notebook.notebook", *_FACADE),
     "notebook": _FACADE,
     "evals": _FACADE,
+    "lessons": _FACADE,
 }
 
 
