@@ -5,7 +5,11 @@ smaller inputs, so the suite cannot rot, not so its numbers mean much) and retur
 Time it with :func:`compare` (baseline and ours interleaved, ``repeats`` times each; median, min and max),
 or fill a :class:`Result` yourself for measures that are not a time ratio (MB, updates per second, frames).
 
-Run everything: ``python -m tests.benchmarks [--quick] [--only P1,P3] [--json PATH]``.
+A row with a goal states it as numbers (:func:`goal`): the limit, what is held to it (``ours``' median or the
+ratio) and the noise band the row declares (how far past the limit one run on a quiet machine may land before
+``--check`` calls it a miss). :func:`check` judges rows by those numbers, never by the text.
+
+Run everything: ``python -m tests.benchmarks [--quick] [--only P1,P3] [--json PATH] [--check]``.
 """
 
 from __future__ import annotations
@@ -56,6 +60,22 @@ class Result:
     met: bool | None = None
     """Whether the goal is met (``None``: not judged, e.g. quick mode or no goal)."""
     note: str = ""
+    limit: float | None = None
+    """The goal as a number: ``value`` must be ≤ it (``None``: no goal, a reference row)."""
+    on: str = "ours"
+    """What is held to ``limit``: ``"ours"`` (the median of ours, in ``unit``) or ``"ratio"``."""
+    noise: float = 0.0
+    """The noise band the row declares, relative: ``--check`` fails it only past ``limit × (1 + noise)``."""
+    floor: float | None = None
+    """Where a goal is out of reach: the floor it stands on, as a number of the same kind as ``limit``, computed
+    from a reference row measured in the same run (``floor_note`` names it). The row still shows its goal as
+    missed; ``--check`` then holds it to the floor (``floor × (1 + noise)``), so it cannot slide further."""
+    floor_note: str = ""
+
+    @property
+    def value(self) -> float | None:
+        """The number held to the goal."""
+        return self.ratio if self.on == "ratio" else self.ours.median
 
     @property
     def ratio(self) -> float | None:
@@ -68,6 +88,14 @@ class Result:
         data = asdict(self)
         data["ratio"] = self.ratio
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Result:
+        """A row as :meth:`to_json` wrote it (the committed results file)."""
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["ours"] = Stat(**data["ours"])
+        fields["baseline"] = None if data.get("baseline") is None else Stat(**data["baseline"])
+        return cls(**fields)
 
 
 def measure(id: str, title: str) -> Callable[[Callable[[bool], list[Result]]], Callable[[bool], list[Result]]]:
@@ -126,8 +154,43 @@ def compare(baseline: Callable[[], Any], ours: Callable[[], Any], repeats: int) 
     return Stat.of(b), Stat.of(o)
 
 
-def ratio_goal(result: Result, limit: float, quick: bool) -> Result:
-    """Judge a ratio row against ``≤ limit×`` (not judged in quick mode)."""
-    result.goal = result.goal or f"≤ {limit:g}×"
-    result.met = None if quick or result.ratio is None else result.ratio <= limit
+def goal(result: Result, limit: float, quick: bool, *, on: str = "ours", text: str = "", noise: float = 0.10) -> Result:
+    """Give ``result`` its goal: ``on`` (``"ours"`` or ``"ratio"``) ≤ ``limit``, shown as ``text``, with the
+    noise band the row declares (relative; 0 for counts and sizes, which do not vary). Judged unless ``quick``."""
+    result.limit, result.on, result.noise = limit, on, noise
+    result.goal = result.goal or text or (f"≤ {limit:g}×" if on == "ratio" else f"≤ {limit:g} {result.unit}")
+    value = result.value
+    result.met = None if quick or value is None else value <= limit
     return result
+
+
+def ratio_goal(result: Result, limit: float, quick: bool, noise: float = 0.10) -> Result:
+    """Judge a ratio row against ``≤ limit×`` (not judged in quick mode)."""
+    return goal(result, limit, quick, on="ratio", noise=noise)
+
+
+def verdict(result: Result) -> str:
+    """``"met"``, ``"within noise"`` (past the limit, inside the row's band), ``"at its floor"`` (past it, but
+    within the band of the floor it declares), ``"missed"``, or ``""`` (no goal, or not judged)."""
+    value = result.value
+    if result.limit is None or result.met is None or value is None:
+        return ""
+    if value <= result.limit:
+        return "met"
+    if value <= result.limit * (1 + result.noise):
+        return "within noise"
+    if result.floor is not None and value <= result.floor * (1 + result.noise):
+        return "at its floor"
+    return "missed"
+
+
+def check(results: list[Result]) -> list[str]:
+    """What ``--check`` reports: one line per row whose goal is missed past its noise band (empty: all held)."""
+    out = []
+    for r in results:
+        if verdict(r) == "missed":
+            shown = f"{r.value:.2f}×" if r.on == "ratio" else f"{r.value:,.2f} {r.unit}"
+            band = f" (+{r.noise:.0%} noise band)" if r.noise else ""
+            floor = f"; its floor {r.floor:,.2f} ({r.floor_note})" if r.floor is not None else ""
+            out.append(f"{r.id} {r.what}: {shown}, goal {r.goal}{band}{floor}")
+    return out
