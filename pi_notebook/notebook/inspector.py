@@ -53,6 +53,7 @@ from .inspector_source import (
 )
 from .inspector_whatif import preview, request_models, source_secrets
 from .saved import INSPECTOR_KEYS, inspector_bundle
+from .static_display import headless_kernel
 from .widgets import (
     FALLBACK_CSS,
     LiveWidget,
@@ -308,8 +309,9 @@ class InspectorWidget(LiveWidget):
     def _on_pipeline_change(self, _role: str = "") -> None:
         """A converter was registered or replaced: every row may convert differently now (the trace's registry
         version no longer matches, so it is traced again). On the kernel's main thread, at once, inside the cell
-        that registered; from another thread, on the kernel's loop."""
-        if self.comm is None:
+        that registered; from another thread, on the kernel's loop. A detached inspector (shown by a headless
+        kernel) follows too: its rows answer in the cells below."""
+        if self.comm is None and not self._detached:
             return
         if self._loop is not None and threading.current_thread() is not threading.main_thread():
             self._loop.call_soon_threadsafe(self._on_pipeline_change)
@@ -382,8 +384,11 @@ class InspectorWidget(LiveWidget):
     def _ipython_display_(self) -> Any:
         """IPython's display hook, only while the work is left for after the cell: the display gets an id, so
         its ``text/html`` and ``text/plain`` fallbacks (saved with the notebook) are replaced by complete ones
-        when the work is done. ``None`` otherwise (IPython then displays the mimebundle as usual)."""
-        return self._display_updatable if self.busy and self._step_handle is not None else None
+        when the work is done. Otherwise the saved form only in a headless kernel
+        (:class:`~.static_display.StaticWhenHeadless`), else ``None`` (IPython displays the mimebundle as usual)."""
+        if self.busy and self._step_handle is not None:
+            return self._display_updatable
+        return super()._ipython_display_
 
     def _display_updatable(self, **_kwargs: Any) -> None:
         data, metadata = self._repr_mimebundle_()
@@ -456,8 +461,7 @@ class InspectorWidget(LiveWidget):
         """The widget view, its saved form (:func:`~pi_notebook.notebook.saved.inspector_bundle`: the state as JSON,
         which the JupyterLab extension draws when the page has no model for the view, and an escaped two-column
         ``text/html``) and a stable ``text/plain`` summary."""
-        result = super()._repr_mimebundle_(**kwargs)
-        data, metadata = result if isinstance(result, tuple) else (result or {}, {})
+        data, metadata = self._widget_bundle()
         state = {key: getattr(self, key) for key in INSPECTOR_KEYS}
         data = {**data, **inspector_bundle(state, self._summary()), "text/plain": repr(self)}
         return filter_bundle(data, include, exclude), metadata
@@ -478,7 +482,7 @@ def inspect(session_or_messages: Any, model: Model | str | None = None) -> Inspe
     :class:`~pi_notebook.coding_agent.session.SessionFile` or a list of AgentMessages. ``model`` (a Model or
     ``"provider/id"``) is the one shown first; default: the session's. A session or an Agent is followed:
     the inspector refreshes after each agent run."""
-    widget = InspectorWidget(session_or_messages, model=model)
+    widget = InspectorWidget(session_or_messages, model=model, static=headless_kernel())
     if isinstance(session_or_messages, AgentSession):
         # On the kernel's main thread, after each magic, %bash included.
         widget._unsubscribe = session_or_messages.on_change(widget._on_change)

@@ -34,6 +34,7 @@ from ..ai.jstext import js_length
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from .saved import transcript_bundle
+from .static_display import DISCARDED_ESM, StaticWhenHeadless, headless_kernel, interactive_frontend
 from .utf8 import utf8_safe
 
 __all__ = [
@@ -45,10 +46,6 @@ STATIC = Path(__file__).parent / "static"
 """Where the built front end (``widgets/`` bundled) lives."""
 
 FALLBACK_CSS = ".pi-fallback pre { white-space: pre-wrap; margin: 0.2em 0 0.8em; }"
-
-DISCARDED_ESM = "export default {};"
-"""The code a discarded widget's saved state keeps (:meth:`LiveWidget.discard`): a valid anywidget module that
-draws nothing, a few bytes instead of the view's code."""
 
 # Used only when the built bundle is missing (a source checkout before the JS build): plain text, no HTML.
 _FALLBACK_TRANSCRIPT_ESM = """
@@ -106,14 +103,6 @@ def asset_text(asset: Path | str) -> Path | str:
     return asset
 
 
-def interactive_frontend() -> bool:
-    """Whether this kernel serves a notebook open in a Jupyter server's front end (JupyterLab, Notebook 7: the
-    server names the notebook in ``JPY_SESSION_NAME``), whose widget manager keeps what a delta changes in the
-    model, and saves it. Headless runs (nbclient, papermill, ``nbconvert --execute``) keep whole-state syncs
-    only: there, widgets sync whole traits and do all their work in the cell."""
-    return bool(os.environ.get("JPY_SESSION_NAME"))
-
-
 def json_patch(old: Any, new: Any) -> list[list[Any]]:
     """The edits that turn JSON value ``old`` into ``new``, as the front end applies them (``live.js``):
 
@@ -158,15 +147,19 @@ def _diff(old: Any, new: Any, path: list[Any], ops: list[list[Any]]) -> None:
         ops.append(["s", path, new])
 
 
-class LiveWidget(anywidget.AnyWidget):
+class LiveWidget(StaticWhenHeadless, anywidget.AnyWidget):
     """An anywidget whose kernel-owned traits can change quietly, the front end being told by a delta message
-    instead of the whole value; and which the kernel can forget while the page keeps showing it."""
+    instead of the whole value; and which the kernel can forget while the page keeps showing it. Displayed in a
+    headless kernel, it shows its saved form only (:class:`~.static_display.StaticWhenHeadless`)."""
 
     _kernel_owned: frozenset[str] = frozenset()
     """Traits only the kernel writes: a front end's copy sent back (with another trait it saves) is ignored."""
 
-    def __init__(self, **kwargs: Any):
+    def __init__(self, *, static: bool = False, **kwargs: Any):
+        """``static``: never open a comm (a headless kernel's ``show()``/``inspect()``): the object works, its
+        displays are its saved form (:class:`~.static_display.StaticWhenHeadless`), no runner records its state."""
         self._quiet: frozenset[str] = frozenset()
+        self._detached = static
         super().__init__(**kwargs)
         self.on_msg(self._on_front_end_message)
 
@@ -240,7 +233,9 @@ class LiveWidget(anywidget.AnyWidget):
 
     def _widget_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """anywidget's display of the view (data, metadata), also after :meth:`release` (the page still has the
-        model, under the same id)."""
+        model, under the same id); only ``text/plain`` for a widget that never had a comm (``static``)."""
+        if self.comm is None and self._model_id is None:
+            return {"text/plain": repr(self)}, {}
         if self.comm is not None:
             result = anywidget.AnyWidget._repr_mimebundle_(self)
             data, metadata = result if isinstance(result, tuple) else (result or {}, {})
@@ -643,6 +638,5 @@ def show(messages_or_session: Any, *, show_hidden: bool = False, title: str | No
     """A transcript of a list of AgentMessages (typed or Pi JSON), a notebook session, an Agent or a
     :class:`~pi_notebook.coding_agent.session.SessionFile`. Hidden messages (``display=False``) are collapsed
     unless ``show_hidden``; a retry that failed the same way again is shown once, counted."""
-    return TranscriptWidget(
-        collapse_repeated_errors(messages_of(messages_or_session)), title=title, show_hidden=show_hidden
-    )
+    messages = collapse_repeated_errors(messages_of(messages_or_session))
+    return TranscriptWidget(messages, title=title, show_hidden=show_hidden, static=headless_kernel())
