@@ -24,6 +24,7 @@ from pydantic import Field, PrivateAttr, ValidationError
 from ..agent_core import AgentMessage, MessageValidationError, OpaqueMessage, from_pi_json, to_pi_json
 from ..ai import ImageContent, Number, PiModel, TextContent
 from .json_lines import json_line, parse_json_line
+from .session_json import message_from_line
 
 CURRENT_SESSION_VERSION = 3
 """The session format version this module writes (Pi's ``CURRENT_SESSION_VERSION``)."""
@@ -301,7 +302,8 @@ class SessionMessageEntry:
     @property
     def message(self) -> AgentMessage:
         """The typed AgentMessage (an ``OpaqueMessage`` for a role nobody registered), typed on first use."""
-        message = self._message
+        # Typed once; straight from the line's bytes where that gives the same message (session_json), else here.
+        message = self._message or message_from_line(self._line, self.role)
         if message is None:
             raw = self._json()["message"]
             try:
@@ -314,7 +316,7 @@ class SessionMessageEntry:
                     SessionWarning,
                     stacklevel=2,
                 )
-            self._message = message
+        self._message = message
         return message
 
     @property
