@@ -18,6 +18,7 @@ CELLS = [
     "history = [BashExecutionMessage(command='make lint', output='E501 line too long', exit_code=2)]",
     "pi_notebook.show(history, title='A failed lint')",
     "insp = pi_notebook.inspect(history)\ninsp",
+    "from pi_notebook.lessons.shows import shows\nshows(_, translated=[0], messages=1)  # check: _ is it",
     "mine = pi_notebook.notebook.widgets.TranscriptWidget(history)\nunshown = pi_notebook.inspect(history)\nmine",
     "pi_bash = message_type('bashExecution').to_llm\n"
     "register_message_type(BashExecutionMessage, to_llm=lambda m: None, replace=True)\n"
@@ -42,8 +43,9 @@ def test_a_headless_run_saves_the_static_forms_and_no_widget_code(tmp_path):
     assert "make lint" in "".join(nb.cells[1].outputs[0]["data"]["text/html"])
     assert "translated" in "".join(nb.cells[2].outputs[0]["data"]["text/html"])
     # The detached inspector followed the converter set and put back: dropped, then translated again.
-    assert nb.cells[4].outputs[0]["text"] == "['dropped']\n['translated']\n"
-    (mine,) = nb.cells[3].outputs  # a widget made with its comm shows its saved form too, then leaves
+    assert nb.cells[5].outputs[0]["text"] == "['dropped']\n['translated']\n"
+    assert nb.cells[3].outputs == []
+    (mine,) = nb.cells[4].outputs  # a widget made with its comm shows its saved form too, then leaves
     assert WIDGET_VIEW not in mine["data"] and "make lint" in "".join(mine["data"]["text/html"])
     states = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
     # show() and inspect() opened no comm (the inspector never shown included); the widget made directly left
