@@ -69,7 +69,7 @@ def show_entries(entries: list[dict[str, Any]]) -> None:
         elif e["type"] == "compaction":
             what = f"firstKeptEntryId={e['firstKeptEntryId']}, summary: {e['summary']!r}"
         else:
-            what = e.get("summary") or e.get("customType")
+            what = str(e.get("summary") or e.get("customType"))
         print(f"{e['id']}  parentId={e['parentId']!s:<5} {e['type']:<15} {what}")
 
 
