@@ -3,10 +3,14 @@
 Every notebook is executed through a real kernel (nbclient, as ``jupyter nbconvert --execute`` runs it) and
 written with nbformat, as Jupyter saves it; its outputs are never written by hand.
 
-- P7: 10 ``%%agent`` cells (100 messages, the faux provider with tools) — the .ipynb against the session JSONL,
-  with the widget state a front end saves ("Save Widget State Automatically") and without any. nbclient keeps the
-  state of a widget the kernel closed, which JupyterLab drops with the model: the state saved here is that of the
-  widgets still open, as JupyterLab would save it (the browser test saves it in JupyterLab itself).
+- P7: 10 short ``%%agent`` exchanges (a one-line prompt, a one-line reply: the bar is short ones, where what a
+  notebook adds per cell weighs most) — the .ipynb against the session JSONL, ≤ 2×, saved three ways: by nbclient
+  as ``nbconvert --execute`` and papermill save it (it keeps the state of every widget, also those the kernel
+  closed); by JupyterLab itself (Run All, then Save, with "Save Widget State Automatically" on, in the browser
+  tests' JupyterLab + Chromium); and without any widget state (P7b, for reference). Each row's note splits the
+  file by part (widget state, the transcript's JSON, its HTML and the HTML's style, text/plain, cell metadata and
+  sources), which says where a miss comes from. A reference row keeps the longer exchanges measured before (10
+  cells of 10 messages: 4 tool calls and their results).
 - P7c: 20 ``%bash echo hi`` cells: the .ipynb size.
 - P7d: one ``%%agent`` cell whose prompt (a notebook variable, ``{prompt}``) is 5 MB: the .ipynb against the
   prompt's size.
@@ -15,12 +19,13 @@ written with nbformat, as Jupyter saves it; its outputs are never written by han
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from .harness import Result, Stat, measure
+from .harness import Result, Stat, goal, measure
 
 SETUP = "%load_ext pi_notebook\nfrom pi_notebook.ai import faux"
 
@@ -41,8 +46,9 @@ def _client_class() -> Any:
     return SavingClient
 
 
-def execute(folder: Path, cells: list[str], name: str = "saved") -> tuple[Path, Path]:
-    """Run ``cells`` in a fresh kernel in ``folder``; write the notebook with and without its widget state.
+def execute(folder: Path, cells: list[str], name: str = "saved", client: Any = None) -> tuple[Path, Path]:
+    """Run ``cells`` in a fresh kernel in ``folder`` (with ``client``, a NotebookClient class: by default one that
+    drops the state of the widgets the kernel closed); write the notebook with and without its widget state.
     Returns the two paths."""
     import nbformat
 
@@ -50,7 +56,9 @@ def execute(folder: Path, cells: list[str], name: str = "saved") -> tuple[Path, 
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     saved = os.environ.pop("JPY_SESSION_NAME", None)  # headless, as nbconvert --execute runs
     try:
-        _client_class()(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+        (client or _client_class())(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+        ).execute()
     finally:
         if saved is not None:
             os.environ["JPY_SESSION_NAME"] = saved
@@ -60,6 +68,12 @@ def execute(folder: Path, cells: list[str], name: str = "saved") -> tuple[Path, 
     without = folder / f"{name}-no-state.ipynb"
     nbformat.write(nb, without)
     return with_state, without
+
+
+def _nbclient() -> Any:
+    from nbclient import NotebookClient
+
+    return NotebookClient
 
 
 def session_file(folder: Path) -> Path:
@@ -90,29 +104,97 @@ def _files(folder: Path) -> None:
     (folder / "todo.txt").write_text("- parser\n- docs\n- release\n")
 
 
-@measure("P7", "saved .ipynb sizes: 10 %%agent cells, 20 %bash cells, a 5 MB prompt")
+def short_cells(count: int) -> list[str]:
+    """A setup cell, then ``count`` one-line ``%%agent`` exchanges (a one-line prompt, a one-line reply)."""
+    setup = f"{SETUP}\nfaux.set_responses(['The notes say to fix the parser before the release.'] * {count})"
+    return [setup, *[f"%%agent --model faux/faux-1\nWhat do the notes say? ({i})" for i in range(count)]]
+
+
+def parts(path: Path) -> str:
+    """Where a saved notebook's bytes are: widget state, each output type of the cells (and the HTML's
+    ``<style>``), cell metadata and sources, each as compact JSON; the rest is the file's indentation and keys."""
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    sizes: dict[str, int] = {}
+
+    def add(part: str, value: Any) -> None:
+        sizes[part] = sizes.get(part, 0) + len(json.dumps(value, separators=(",", ":")))
+
+    add("widget state", nb["metadata"].get("widgets", {}))
+    for cell in nb["cells"]:
+        add("cell metadata + source", [cell.get("metadata"), cell.get("source")])
+        for output in cell.get("outputs", []):
+            for mime, value in output.get("data", {}).items():
+                add({"application/vnd.pi-notebook.transcript+json": "transcript JSON"}.get(mime, mime), value)
+                if mime == "text/html":
+                    add(" of which <style>", re.findall(r"<style>.*?</style>", "".join(value), re.DOTALL))
+    rest = path.stat().st_size - sum(size for part, size in sizes.items() if not part.startswith(" "))
+    shown = ", ".join(f"{part.strip()} {size:,} B" for part, size in sizes.items() if size > 2)
+    return f"{shown}; the rest (the file's indentation, the notebook's own keys) {rest:,} B"
+
+
+def size_row(rid: str, what: str, path: Path, jsonl: int, quick: bool, limit: float | None = 2.0) -> Result:
+    size = path.stat().st_size
+    row = Result(
+        rid, what, "the session JSONL", Stat.of([size / 1e3]), Stat.of([jsonl / 1e3]), unit="kB",
+        note=f".ipynb {size:,} B, session file {jsonl:,} B: {parts(path)}",
+    )  # fmt: skip
+    return row if limit is None else goal(row, limit, quick, on="ratio", noise=0)  # sizes do not vary
+
+
+def lab_saved(folder_name: str, cells: list[str]) -> tuple[Path, Path]:
+    """Run ``cells`` in JupyterLab (Run All) and save there (Ctrl+S, widget state saved automatically, as the
+    browser tests' Lab is set): the saved notebook and its session file."""
+    from tests.e2e.lab import open_notebook, run_all, wait_all_cells_ran, write_notebook
+
+    from .bench_widgets import close_page, lab, new_page
+
+    root = lab()["root"]
+    path = write_notebook(root / f"{folder_name}.ipynb", cells)
+    page = new_page()
+    try:
+        open_notebook(page, lab()["server"], path.name)
+        run_all(page)
+        assert wait_all_cells_ran(page) == [], "a cell failed in JupyterLab"
+        page.wait_for_timeout(500)
+        page.keyboard.press("Control+s")
+        page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    finally:
+        close_page(page)
+    return path, root / ".pi_sessions" / f"{folder_name}.jsonl"
+
+
+@measure("P7", "saved .ipynb sizes: 10 short %%agent exchanges (nbclient, JupyterLab), 20 %bash cells, a 5 MB prompt")
 def saved_sizes(quick: bool) -> list[Result]:
     folder = Path(tempfile.mkdtemp(prefix="pi-bench-p7-"))
     results = []
     try:
+        count = 3 if quick else 10
+        short = folder / "short"
+        short.mkdir()
+        with_state, without = execute(short, short_cells(count), client=_nbclient())
+        jsonl = session_file(short).stat().st_size
+        what = f"{count} one-line %%agent exchanges: .ipynb"
+        results.append(
+            size_row(
+                "P7", f"{what} saved by nbclient (nbconvert --execute), widget state kept", with_state, jsonl, quick
+            )
+        )
+        lab_path, lab_session = lab_saved(f"p7-short-{count}", short_cells(count))
+        lab_row = size_row(
+            "P7", f"{what} saved by JupyterLab (widget state on)", lab_path, lab_session.stat().st_size, quick
+        )
+        results.append(lab_row)
+        results.append(size_row("P7b", f"{what}, without widget state (nbclient)", without, jsonl, quick, None))
+
         agent = folder / "agent"
         agent.mkdir()
         _files(agent)
         cells = 2 if quick else 10
-        with_state, without = execute(agent, agent_cells(cells))
-        jsonl = session_file(agent).stat().st_size
-        what = f"{cells} %%agent cells ({cells * 10} messages) .ipynb"
-        for rid, path, goal, limit, how in (
-            ("P7", with_state, "≤ 2×", 2.0, "with the widget state JupyterLab would save"),
-            ("P7b", without, "≤ 1.5×", 1.5, "without widget state"),
-        ):
-            size = path.stat().st_size
-            row = Result(
-                rid, f"{what}, {how}", "the session JSONL", Stat.of([size / 1e3]), Stat.of([jsonl / 1e3]),
-                unit="kB", goal=goal, note=f".ipynb {size:,} B, session file {jsonl:,} B",
-            )  # fmt: skip
-            row.met = None if quick else size / jsonl <= limit
-            results.append(row)
+        with_state, _ = execute(agent, agent_cells(cells), client=_nbclient())
+        what = f"{cells} %%agent cells of 10 messages (4 tool calls): .ipynb saved by nbclient, widget state kept"
+        results.append(size_row("P7", what, with_state, session_file(agent).stat().st_size, quick, None))
 
         bash = folder / "bash"
         bash.mkdir()
@@ -121,10 +203,9 @@ def saved_sizes(quick: bool) -> list[Result]:
         size = bash_nb.stat().st_size
         row = Result(
             "P7c", f"{count} %bash echo hi cells: .ipynb size", "—", Stat.of([size / 1e3]), unit="kB",
-            goal="≤ 100 kB (20 cells)", note=f"{size:,} B, {size / count:,.0f} B per cell",
+            note=f"{size:,} B, {size / count:,.0f} B per cell",
         )  # fmt: skip
-        row.met = None if quick else size <= 100_000
-        results.append(row)
+        results.append(goal(row, 100, quick, text="≤ 100 kB (20 cells)", noise=0))
 
         big = folder / "big"
         big.mkdir()
@@ -140,10 +221,9 @@ def saved_sizes(quick: bool) -> list[Result]:
         size = big_nb.stat().st_size
         row = Result(
             "P7d", f"a {len(prompt) / 1e6:.1f} MB prompt: .ipynb size", "the prompt", Stat.of([size / 1e6]),
-            Stat.of([len(prompt) / 1e6]), unit="MB", goal="≤ 1.5×", note=f".ipynb {size:,} B",
+            Stat.of([len(prompt) / 1e6]), unit="MB", note=f".ipynb {size:,} B",
         )  # fmt: skip
-        row.met = None if quick else size / len(prompt) <= 1.5
-        results.append(row)
+        results.append(goal(row, 1.5, quick, on="ratio", noise=0))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return results
