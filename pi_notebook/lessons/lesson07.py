@@ -5,6 +5,7 @@ The ``check_*`` functions check the lesson's three exercises.
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -97,3 +98,17 @@ def check_leaves_at(answer: Any) -> None:
     expect(name, answer == 5, "stage 1 passes it on unless your own transform leaves it out; it is dropped at "
            "stage 2, where its converter returns nothing for exclude_from_context")  # fmt: skip
     report(name, "stored and shown, dropped at the boundary by convert_to_llm.")
+
+
+def side_by_side(payloads: dict[str, Any]) -> Any:
+    """The request bodies as one HTML table, a column per API (what the lesson's table cell shows)."""
+    from IPython.display import HTML
+
+    def column(title: str, body: Any) -> str:
+        text = html.escape(json.dumps(body, indent=2, ensure_ascii=False))
+        return (
+            f'<td style="vertical-align: top; text-align: left"><b>{html.escape(title)}</b>'
+            f'<pre style="white-space: pre-wrap; font-size: 85%">{text}</pre></td>'
+        )
+
+    return HTML("<table><tr>" + "".join(column(api, body) for api, body in payloads.items()) + "</tr></table>")

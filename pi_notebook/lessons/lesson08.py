@@ -118,3 +118,31 @@ def check_reload(answer: Any) -> None:
     )  # fmt: skip
     expect(name, list(answer) == right, f"the roles are {right}", hint)
     report(name, f"{right}: the summary, then m3, m4, m7, m8.")
+
+
+def _label(entry: Any) -> str:
+    message = getattr(entry, "message", None)
+    if message is not None:
+        text = getattr(message, "command", None) or getattr(message, "content", "")
+        if not isinstance(text, str):
+            text = " ".join(getattr(b, "text", "") for b in text)
+        return f"{message.role}: {text[:40]}"
+    return entry.type + (f" ({entry.custom_type})" if getattr(entry, "custom_type", None) else "")
+
+
+def draw_tree(file: SessionFile) -> None:
+    """Print a session file's tree: a chain of entries one per line; a fork opens ├─ / └─ branches."""
+
+    def draw(node: Any, first: str = "", rest: str = "") -> None:
+        while True:
+            leaf = "   ← leaf" if node.entry.id == file.leaf_id else ""
+            print(f"{first}{_label(node.entry)}{leaf}")
+            if len(node.children) != 1:
+                break
+            node, first = node.children[0], rest
+        for i, child in enumerate(node.children):
+            last = i == len(node.children) - 1
+            draw(child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "))
+
+    for root in file.get_tree():
+        draw(root)

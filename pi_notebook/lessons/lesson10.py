@@ -6,6 +6,8 @@ The ``check_*`` functions check the lesson's two exercises.
 from __future__ import annotations
 
 import base64
+import struct
+import zlib
 from typing import Any
 
 from ..ai import ImageContent, get_model
@@ -83,3 +85,31 @@ def check_recorded(answer: Any) -> None:
             "the magics record their own messages, and a cell that drives the extension is not your work.",
         )  # fmt: skip
     report(name, f"{answer}.")
+
+
+def bar_chart_png(values: dict[str, int]) -> bytes:
+    """A bar chart of ``values`` as PNG bytes, drawn by hand (no plotting library): one bar per key, one pixel
+    high per two units, in red, green, blue… on white."""
+    white, colours = (255, 255, 255), [(208, 64, 64), (64, 160, 64), (64, 96, 208)]
+    columns: list[list[tuple[int, int, int]]] = []
+    for i, value in enumerate(values.values()):  # a gap, then the bar
+        bar = [white] * (64 - value // 2) + [colours[i % len(colours)]] * (value // 2)
+        columns += [[white] * 64] * 8 + [bar] * 24
+    columns += [[white] * 64] * 8
+    rows = [list(row) for row in zip(*columns, strict=True)]
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + bytes(c for pixel in row for c in pixel) for row in rows)
+    head = struct.pack(">IIBBBBB", len(rows[0]), len(rows), 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def shortened(value: Any) -> Any:
+    """``value`` with every image's base64 cut to its start, for reading."""
+    if isinstance(value, dict):
+        return {k: v[:24] + "…" if k == "data" and isinstance(v, str) else shortened(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shortened(v) for v in value]
+    return value
