@@ -123,9 +123,8 @@ def check_reload(answer: Any) -> None:
 def _label(entry: Any) -> str:
     message = getattr(entry, "message", None)
     if message is not None:
-        text = getattr(message, "command", None) or getattr(message, "content", "")
-        if not isinstance(text, str):
-            text = " ".join(getattr(b, "text", "") for b in text)
+        said: Any = getattr(message, "command", None) or getattr(message, "content", "")
+        text = said if isinstance(said, str) else " ".join(getattr(b, "text", "") for b in said)
         return f"{message.role}: {text[:40]}"
     return entry.type + (f" ({entry.custom_type})" if getattr(entry, "custom_type", None) else "")
 
