@@ -108,7 +108,7 @@ def test_check_cells_are_hidden_and_call_shows(path):
 # --- the scanner and shows() themselves --------------------------------------------------------------------
 
 
-def test_the_scanner_finds_italic_statuses_and_counts_said_of_an_output():
+def test_the_scanner_finds_italic_statuses_and_counts_said_of_an_output(tmp_path):
     text = (
         "**What to notice:** the `%bash` row was *translated*; the `%bash!` row was *dropped*. "
         "The request panel offers four providers. An LLM API knows three roles."
@@ -117,12 +117,9 @@ def test_the_scanner_finds_italic_statuses_and_counts_said_of_an_output():
     cell = {"cell_type": "markdown", "source": [text]}
     check = {"cell_type": "code", "metadata": {"tags": ["check"]}, "source": ["shows(_, translated=[1], dropped=[2])"]}
     nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["inspect(x)"]}, check, cell]}
-    path = Path(__file__).parent / "_scanner_case.ipynb"
-    try:
-        path.write_text(json.dumps(nb), encoding="utf-8")
-        assert unchecked(path) == ["cell 2 says 'providers=4' with no check cell next to it naming it"]
-    finally:
-        path.unlink()
+    path = tmp_path / "case.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert unchecked(path) == ["cell 2 says 'providers=4' with no check cell next to it naming it"]
 
 
 HISTORY: list[AgentMessage] = [

@@ -14,7 +14,8 @@ A finished ``%%agent`` or ``%bash`` cell replaces its live widget with a static 
 - ``text/plain``: the same, as text, cut the same way.
 
 No widget view and so no widget state: a saved output holds no copy of the widget code. The inspector stays a live
-widget while open; its display bundle carries ``application/vnd.pi-notebook.inspector+json`` beside the widget view,
+widget while open; its display bundle carries ``application/vnd.pi-notebook.inspector+json`` (with the request
+body of the provider shown only) beside the widget view,
 which the extension prefers, drawing the live view while the page has the widget's model and this snapshot
 otherwise (the live view writes its later state back into the output, so a notebook saved later holds that).
 Pure functions, no I/O, no IPython.
@@ -244,8 +245,14 @@ def inspector_html(state: dict[str, Any], summary: str) -> str:
 
 
 def inspector_data(state: dict[str, Any]) -> dict[str, Any]:
-    """The inspector's JSON: its synced state (``busy`` and the widget's own traits left out)."""
-    return {"version": SAVED_VERSION, **{key: state[key] for key in INSPECTOR_KEYS if key in state}}
+    """The inspector's JSON: its synced state (``busy`` and the widget's own traits left out), with the request
+    body of the provider shown only: each body repeats the whole history (pictures included), and the saved form
+    is in the notebook once per ``inspect()``. The live inspector offers every provider's."""
+    data = {"version": SAVED_VERSION, **{key: state[key] for key in INSPECTOR_KEYS if key in state}}
+    requests, shown = data.get("requests"), data.get("provider")
+    if isinstance(requests, dict) and shown in requests:
+        data["requests"] = {shown: requests[shown]}
+    return data
 
 
 def inspector_bundle(state: dict[str, Any], summary: str) -> dict[str, Any]:
