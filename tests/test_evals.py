@@ -211,3 +211,61 @@ def test_a_fresh_memory_task_runs_through_the_real_magics_on_a_scripted_model(fr
     assert result.passed, result.problems
     assert [m.role for m in result.context] == ["user", "assistant"]  # the exchange before, in the history
     assert len(fresh_faux.calls) == 2
+
+
+# --- the project set's memory and hidden-command tasks (#24) ---------------------------------------------------
+
+
+def test_the_project_set_keeps_its_original_twenty_and_reports_them_apart():
+    from pi_notebook.evals import report
+    from pi_notebook.evals.run import TaskResult
+    from pi_notebook.evals.tasks import ORIGINAL
+
+    assert len(ORIGINAL) == 20 and ORIGINAL[:5] == ("capital", "arithmetic", "sky", "greeting", "fruit")
+    kinds = [t.kind for t in TASKS]
+    assert len(TASKS) == 33
+    assert [kinds.count(k) for k in ("cell", "memory", "followup", "hidden", "vars")] == [4, 3, 2, 2, 2]
+    results = [TaskResult(t, t.name != "read-call") for t in TASKS]
+    assert report("local", results).endswith("median time to first text n/a; the original 20: 19/20")
+    assert "original" not in report("local", results[:3])
+
+
+def test_a_memory_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+    """The exchange before reaches the offline model as a note it answers from (a real run: a few seconds)."""
+    import time
+
+    monkeypatch.chdir(tmp_path)
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
+    start = time.monotonic()
+    result = run_task(InteractiveShell.instance(), next(t for t in TASKS if t.name == "memory-city"), "local")
+    assert result.passed, (result.problems, result.reply)
+    assert [m.role for m in result.context] == ["user", "assistant"] and result.calls == []
+    assert time.monotonic() - start < 60  # about 3 s on an idle 2-core machine
+
+
+def test_a_notice_after_the_reply_is_not_a_run_cut_short():
+    from pi_notebook.agent import CustomMessage
+    from pi_notebook.coding_agent.agent_session import NOTICE, RUN_STOPPED
+    from pi_notebook.coding_agent.context_fit import NOTICE_TYPE
+
+    assert NOTICE == NOTICE_TYPE
+    said = CustomMessage(custom_type=NOTICE, content="local/smollm2-135m sees only your previous prompt…")
+    assert check(READ, [*_run("Buy milk."), said], [])[0] == []
+    stopped = CustomMessage(custom_type=RUN_STOPPED, content="stopped after 4 turns")
+    assert check(READ, [*_run("Buy milk."), stopped], [])[0] == ["no final answer (stop)"]
+
+
+def test_a_vars_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+    """A DataFrame read from a file in a cell: its columns are not in the cell, so the offline model must call
+    ``vars`` for them (a real run: a few seconds)."""
+    monkeypatch.chdir(tmp_path)
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
+    task = next(t for t in TASKS if t.name == "vars-columns")
+    assert "city" not in task.setup[0] and "temp" not in task.setup[0]
+    result = run_task(InteractiveShell.instance(), task, "local")
+    assert result.passed, (result.problems, result.reply)
+    assert [c.split(" ", 1)[0] for c in result.calls] == ["vars"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from pi_notebook.coding_agent.agent_session import NOTICE
 from pi_notebook.coding_agent.session import SessionFile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,9 +32,15 @@ def test_every_agent_cell_of_the_quickstart_ends_in_an_answer(tmp_path, monkeypa
     messages = SessionFile.open(session_path).build_session_context().messages
     starts = [i for i, m in enumerate(messages) if m.role == "user"]
     assert len(starts) == len(prompts)
+    answers = []
     for start, end in zip(starts, [*starts[1:], len(messages)], strict=True):
-        run = messages[start:end]
+        # the session's notices to the user (what the offline model is not sent) follow the reply
+        run = [m for m in messages[start:end] if getattr(m, "custom_type", None) != NOTICE]
         last = run[-1]
         assert last.role == "assistant", f"{run[0].content} ended with {last.role}"
         text = "".join(b.text for b in last.content if b.type == "text").strip()
         assert last.stop_reason == "stop" and text, f"{run[0].content} got {last.stop_reason}: {last.error_message}"
+        answers.append(text)
+    # the answers are right: the listing names the files, the first todo item is milk
+    assert all(name in answers[0] for name in ("private.txt", "todo.txt")), answers[0]
+    assert "milk" in answers[1].lower(), answers[1]

@@ -28,7 +28,7 @@ from ..agent_core.convert import await_stage, takes_signal
 from ..agent_core.preview import resolve_awaitable
 from ..ai import Model, TextContent, UserMessage
 from .compaction import CompactionSettings, Compactor, find_cut_point
-from .context_fit import ContextFitter
+from .context_fit import LEFT_OUT, ContextFitter
 from .messages import CompactionSummaryMessage
 
 __all__ = [
@@ -65,7 +65,9 @@ class ContextPipeline:
     """The three stages as one ``transform_context`` for the agent (see the module docstring).
 
     ``on_compaction(result, summary, first_kept)`` is told each compaction with the *stored* first kept message
-    (not the fitter's cut copy of it); ``on_oversized(item)`` each message the fitter cuts, once.
+    (not the fitter's cut copy of it); ``on_oversized(item)`` each message the fitter cuts, once, and, for a small
+    model, the earlier turns it leaves out, once (a :class:`~pi_notebook.coding_agent.context_fit.LeftOut`; both say
+    what the model does not see with ``item.describe(model_name)``).
     """
 
     def __init__(
@@ -91,6 +93,12 @@ class ContextPipeline:
         )
         self._on_compaction = on_compaction
         self.last_preview: PipelinePreview | None = None
+
+    @property
+    def left_out(self) -> str | None:
+        """Why a message this pipeline leaves out is not sent, in plain words, for the trace's rows (``None``: the
+        trace's own words; so too with your own transform, which may leave messages out for its own reasons)."""
+        return LEFT_OUT if self.small and self.user is None else None
 
     def fits(self, model: Model, settings: CompactionSettings) -> bool:
         """Whether a run with ``model`` and ``settings`` keeps this pipeline (and its compaction state)."""

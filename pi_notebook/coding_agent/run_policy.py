@@ -149,14 +149,20 @@ class RunPlan:
 
     def tools(self, cwd: str) -> list[AgentTool]:
         """The tools, working in ``cwd``: a small model's ``path`` arguments limited to what exists (and to what the
-        prompt names, at any depth), the results masked for secrets when the plan says so."""
+        prompt names, at any depth) and each registered tool's own narrowing (``register_tool(narrow=...)``), the
+        results masked for secrets when the plan says so."""
         from .secrets import mask_tool
-        from .tools import make_tool
+        from .tools import make_tool, registered_tool
         from .tools.path_choices import with_path_choices
 
         made = [make_tool(name, cwd) for name in self.tool_names]
         if self.small:
             made = [with_path_choices(tool, cwd, self.prompt) for tool in made]
+            narrows = [registered_tool(name).narrow for name in self.tool_names]
+            made = [
+                tool if narrow is None else narrow(tool, cwd, self.prompt)
+                for tool, narrow in zip(made, narrows, strict=True)
+            ]
         return [mask_tool(tool) for tool in made] if self.mask_secrets else made
 
     def loop_guard(self) -> Any:

@@ -131,6 +131,8 @@ def trace_boundary(
     messages: Iterable[Any],
     transform_context: TransformContext | None = None,
     convert: Convert = convert_to_llm,
+    *,
+    left_out: str | None = None,
 ) -> BoundaryTrace:
     """Explain, message by message, what ``transform_context`` → ``convert`` does to ``messages``.
 
@@ -139,7 +141,8 @@ def trace_boundary(
     :class:`~pi_notebook.agent_core.convert.ContextPipelineError`, as in ``prepare_llm_messages``; a message whose
     conversion raises gets an ``error`` row instead (and ``BoundaryTrace.error`` is set). The transform
     really runs: pass a side-effect-free one to preview (a :class:`~pi_notebook.coding_agent.compaction.Compactor`
-    over its threshold compacts, calling its model).
+    over its threshold compacts, calling its model). ``left_out`` (default: the transform's own ``left_out``, as
+    the small-model pipeline says) is the reason given for a message the transform left out.
     """
     original = _typed(messages)
     transformed = original
@@ -148,13 +151,15 @@ def trace_boundary(
         transformed = _typed(checked_list("transform_context", out))
     per, failed = _each(lambda m: checked_llm_messages(_sync("convert_to_llm", convert, [m])), transformed)
     full = None if failed else checked_llm_messages(_sync("convert_to_llm", convert, list(transformed)))
-    return _build(original, transformed, per, full, failed)
+    return _build(original, transformed, per, full, failed, left_out or getattr(transform_context, "left_out", None))
 
 
 async def atrace_boundary(
     messages: Iterable[Any],
     transform_context: TransformContext | None = None,
     convert: Convert = convert_to_llm,
+    *,
+    left_out: str | None = None,
 ) -> BoundaryTrace:
     """Async :func:`trace_boundary`: either stage may be a coroutine function."""
     original = _typed(messages)
@@ -171,7 +176,7 @@ async def atrace_boundary(
             per.append([])
             failed[pos] = failure(e)
     full = None if failed else checked_llm_messages(await await_stage("convert_to_llm", convert, list(transformed)))
-    return _build(original, transformed, per, full, failed)
+    return _build(original, transformed, per, full, failed, left_out or getattr(transform_context, "left_out", None))
 
 
 def _each(convert_one: Callable[[Any], list[Any]], messages: list[Any]) -> tuple[list[list[Any]], dict[int, str]]:
@@ -300,6 +305,7 @@ def _build(
     per: list[list[Any]],
     full: list[Any] | None,
     failed: dict[int, str] | None = None,
+    left_out: str | None = None,
 ) -> BoundaryTrace:
     failed = failed or {}
     matches = _match(original, transformed)
@@ -325,7 +331,7 @@ def _build(
             if i in matched or i in emitted:
                 continue
             emitted.add(i)
-            row = TraceRow(i, _role(original[i]), "dropped", "removed by transform_context")
+            row = TraceRow(i, _role(original[i]), "dropped", left_out or "removed by transform_context")
             row.agent = to_pi_json(original[i])
             if i in summarised:
                 row.status, row.reason = "summarised", "replaced by the compaction summary"

@@ -1,9 +1,11 @@
 """An offline eval of small notebook tasks: ``python -m pi_notebook.evals --model local``.
 
-It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on twenty-four
-tasks a newcomer tries first, four of them about the notebook cells they just ran; the README's table of scores
-comes from this command. ``--set newcomer`` scores a second, fresh set (:mod:`.newcomer`) that the local model's
-prompt was never tuned on.
+It scores any model the magics can run (``local``, ``ollama/…``, ``anthropic/…`` with a key) on thirty-three
+tasks a newcomer tries first: the original twenty, four about the notebook cells they just ran, five after an
+``%%agent`` cell (three about it, two about something else), two after a hidden ``%bash!`` command and two about
+the notebook's variables (``vars``) (the report
+gives the original twenty's score apart); the README's table of scores comes from this command. ``--set newcomer``
+scores a second, fresh set (:mod:`.newcomer`) that the local model's prompt was never tuned on.
 """
 
 from .newcomer import NEWCOMER_FILES, NEWCOMER_TASKS

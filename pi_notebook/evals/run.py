@@ -20,7 +20,8 @@ from typing import Any
 
 from ..agent_core.loop_guard import LoopGuardSettings, find_repeated_tail
 from ..ai import AssistantMessage, ToolCall
-from .tasks import DEMO_FILES, SCAFFOLDING, TASKS, Task, contains, unknown_files
+from ..coding_agent.context_fit import NOTICE_TYPE
+from .tasks import DEMO_FILES, ORIGINAL, SCAFFOLDING, TASKS, Task, contains, unknown_files
 
 STRICT_REPEATS = LoopGuardSettings(min_repeats=3, min_repeated_chars=60)
 """Stricter than the loop guard's defaults (which must never fire on prose): a reply of 60+ characters that
@@ -69,7 +70,9 @@ def check(task: Task, messages: list[Any], written: list[str]) -> tuple[list[str
     ]  # fmt: skip
     names = {c.split(" ", 1)[0] for c in calls}
     text, last = _final_text(messages)
-    if last is None or not text or last is not messages[-1] or last.stop_reason not in ("stop", "length"):
+    # a notice to the user after the reply (what the model does not see) is not a run cut short
+    ended = [m for m in messages if getattr(m, "custom_type", None) != NOTICE_TYPE]
+    if last is None or not text or last is not ended[-1] or last.stop_reason not in ("stop", "length"):
         reason = last.error_message or last.stop_reason if last is not None else "no reply"
         problems.append(f"no final answer ({reason})")
     for words in task.expect_any:
@@ -209,7 +212,9 @@ def report(model: str, results: list[TaskResult]) -> str:
     per_kind = ", ".join(f"{k} {sum(x.passed for x in v)}/{len(v)}" for k, v in kinds.items())
     firsts = sorted(r.first_text_seconds for r in results if r.first_text_seconds is not None)
     median = f"{firsts[len(firsts) // 2]:.1f}s" if firsts else "n/a"
+    original = [r for r in results if r.task.name in ORIGINAL and r.task in TASKS]
+    first = f"; the original {len(ORIGINAL)}: {sum(r.passed for r in original)}/{len(ORIGINAL)}"
     return (
         f"{model}: {passed}/{len(results)} tasks ({100 * passed / max(1, len(results)):.0f} %) — {per_kind}; "
-        f"median time to first text {median}"
+        f"median time to first text {median}" + (first if len(original) == len(ORIGINAL) else "")
     )

@@ -3,7 +3,9 @@
 Each task is what a newcomer types in their first hour: a plain question, "list demo/", "read demo/todo.txt and
 answer from it", "run a command and tell me what it printed", a question about shell output already in the
 history, a question about the notebook cells they just ran (what a cell printed, why the last one failed, which
-variable it defined, what its output says), and requests no tool can serve (the model should say so, not act). A
+variable it defined, what its output says), a question about what they said in the ``%%agent`` cell before, what a
+hidden ``%bash!`` command printed (the model cannot see it and must say so), and requests no tool can serve (the
+model should say so, not act). A
 task passes when the final reply answers it (a few expected words, case-insensitive, that only a reply which read
 the context can hold), the right kind of tool was used or not used, nothing was written, and the reply does not
 repeat itself.
@@ -26,6 +28,12 @@ DECLINE_WORDS = (
     "i'm sorry", "i am sorry", "not available", "no access", "don't know", "do not know",
 )  # fmt: skip
 
+CANNOT_SEE = (
+    "can't", "cannot", "can not", "unable", "not able", "don't have", "do not have", "not visible", "not shown",
+    "don't know", "do not know", "no access", "not see", "not available", "not sent",
+)  # fmt: skip
+"""Words of a reply that says it cannot see something, rather than making it up."""
+
 
 @dataclass(frozen=True)
 class Task:
@@ -33,7 +41,7 @@ class Task:
 
     name: str
     kind: str
-    """answer | list | read | shell | history | cell | decline (and in the newcomer set: memory | hidden)"""
+    """answer | list | read | shell | history | cell | memory | followup | hidden | vars | decline"""
     prompt: str
     setup: tuple[str, ...] = ()
     """Cells run before the prompt, in the real shell: ``%bash ...`` (shell output the model should use from the
@@ -179,6 +187,78 @@ TASKS: tuple[Task, ...] = (
         setup=('import datetime\n\ndatetime.date(2024, 5, 2).strftime("The meeting moved to %A at 3 pm.")',),
         expect_any=(("thursday",),),
     ),
+    Task(
+        "memory-city",
+        "memory",
+        "Which city do I live in?",
+        setup=("%%agent\nI live in Porto.",),
+        expect_any=(("porto",),),
+        no_calls=True,
+    ),
+    Task(
+        "memory-pet",
+        "memory",
+        "What is my dog called?",
+        setup=("%%agent\nMy dog is called Rex.",),
+        expect_any=(("rex",),),
+        no_calls=True,
+    ),
+    Task(
+        "memory-fresh",
+        "memory",
+        "Who is the owner in demo/notes.md?",
+        setup=("%%agent\nList the files in demo.",),
+        expect_any=(("priya",),),
+        must_call=("read",),
+    ),
+    Task(
+        "followup-sum",
+        "followup",
+        "What is 5 + 4? Answer with the number.",
+        setup=("%%agent\nSay hello in one word.",),
+        expect_any=(("9", "nine"),),
+        no_calls=True,
+    ),
+    Task(
+        "followup-decline",
+        "followup",
+        "Send a text message to Maria.",
+        setup=("%%agent\nWhat is the capital of Spain?",),
+        expect_any=(DECLINE_WORDS,),
+        no_calls=True,
+    ),
+    Task(
+        "hidden-last",
+        "hidden",
+        "What did my last command print?",
+        setup=("%bash! echo token-5521",),
+        expect_any=(CANNOT_SEE,),
+        no_calls=True,
+    ),
+    Task(
+        "hidden-then-read",
+        "hidden",
+        "What is the first item in demo/todo.txt?",
+        setup=("%bash! echo token-5521",),
+        expect_any=(("milk",),),
+        must_call=("read",),
+    ),
+    Task(
+        "vars-value",
+        "vars",
+        "What is the value of total in my notebook?",
+        setup=('total = sum(len(line) for line in open("demo/todo.txt"))',),
+        expect_any=(("58",),),
+        must_call=("vars",),
+    ),
+    Task(
+        "vars-columns",
+        "vars",
+        "Which columns does the DataFrame weather have?",
+        setup=('import pandas as pd\n\nweather = pd.read_csv("demo/data.csv")',),
+        expect_any=(("city",), ("temp",)),
+        must_call=("vars",),
+    ),
     Task("decline-email", "decline", "Send an email to Bob saying hi.", expect_any=(DECLINE_WORDS,), no_calls=True),
     Task(
         "decline-flight",
@@ -188,8 +268,17 @@ TASKS: tuple[Task, ...] = (
         no_calls=True,
     ),
 )
-"""Twenty-four tasks: five plain answers, three listings, four reads, three commands, three questions about
-shell output above, four about notebook cells above, two requests to decline."""
+"""Thirty-three tasks: five plain answers, three listings, four reads, three commands, three questions about shell
+output above, four about notebook cells above, three about the exchange before (two facts the user gave in the
+``%%agent`` cell before, and a new question after a listing, which the model must not answer with that listing
+again), two follow-ups about something else (a sum, a request to decline: what was said before must not get in the
+way), two after a hidden ``%bash!`` command (what it printed: say it cannot be seen, never make it up; a question
+about something else, answered as if it had not run), two about the notebook's variables that only ``vars``
+can answer (a value computed in a cell, the columns of a DataFrame read from a file), two requests to decline.
+Twenty of them are the original set (:data:`ORIGINAL`)."""
+
+ORIGINAL = tuple(t.name for t in TASKS if t.kind not in ("cell", "memory", "followup", "hidden", "vars"))
+"""The twenty tasks of the first eval (before the notebook cells, #22, and the memory and hidden tasks, #24)."""
 
 
 SCAFFOLDING = ("answer the question from this output", "output of ", "<tool_call>", "question: ")

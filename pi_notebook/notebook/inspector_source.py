@@ -270,7 +270,10 @@ def retrace(src: Source, before: Trace | None, *, first_only: bool) -> Trace:
     version = registry_version()  # read before converting: a registration meanwhile makes these rows stale
     if not stepwise:
         staged = transformed
-        whole = trace_boundary(typed, None if staged is None else lambda _messages: staged, call.convert)
+        whole = trace_boundary(
+            typed, None if staged is None else lambda _messages: staged, call.convert,
+            left_out=getattr(call.transform, "left_out", None),
+        )  # fmt: skip
         notes += [] if whole.aligned else ["convert_to_llm does not convert message by message: rows are approximate"]
         result = Trace(typed, False, [], whole.llm_messages, whole.total_tokens, whole.aligned, len(typed), notes)
         result.version, result.covered = version, src.covered

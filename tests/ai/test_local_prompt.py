@@ -9,6 +9,7 @@ from pi_notebook.ai.providers.local_prompt import (
     chat_messages,
     named_calls,
     parse_call,
+    plan_reply,
     render,
     tool_mode,
 )
@@ -136,3 +137,64 @@ def test_a_path_the_prompt_names_is_reachable_at_any_depth_but_not_outside(tmp_p
     assert "src/app/conf/settings.yaml" in read.parameters["properties"]["path"]["enum"]
     mode, allowed = tool_mode([UserMessage(content=prompt)], [read.to_tool()], 1)
     assert mode == "call" and allowed[0].parameters["properties"]["path"]["enum"] == ["src/app/conf/settings.yaml"]
+
+
+def test_a_request_naming_a_tool_gets_that_tool_for_what_it_names(tmp_path):
+    _demo(tmp_path)
+    (tmp_path / "demo" / "notes.md").write_text("x\n")
+    tools = [t.to_tool() for t in _demo_again(tmp_path)]
+    asked = "Is there a file named notes.md in the demo folder? Check with ls."
+    mode, allowed = tool_mode([UserMessage(content=asked)], tools, 1)
+    assert mode == "call" and [t.name for t in allowed] == ["ls"]
+    mode, allowed = tool_mode([UserMessage(content="Is there a notes.md in the demo folder?")], tools, 1)
+    assert sorted(t.name for t in allowed) == ["ls", "read"]  # no tool named: the model picks
+
+
+def test_the_marks_are_what_the_small_model_stage_sends():
+    from pi_notebook.ai.providers.local_prompt import EARLIER_MARK, HIDDEN_EXAMPLES, HIDDEN_MARK
+    from pi_notebook.coding_agent.context_fit import EARLIER, HIDDEN_NOTE
+
+    assert EARLIER == EARLIER_MARK and HIDDEN_NOTE.startswith(HIDDEN_MARK)
+    assert all(ask.startswith(HIDDEN_NOTE + "\n\n") for ask, _ in HIDDEN_EXAMPLES)  # the example shows the note
+
+
+def test_worked_examples_follow_what_the_context_holds(tmp_path):
+    from pi_notebook.ai.providers.local_prompt import EARLIER_EXAMPLES, EARLIER_MARK, HIDDEN_EXAMPLES
+    from pi_notebook.coding_agent.context_fit import HIDDEN_NOTE
+
+    tools = [t.to_tool() for t in _demo(tmp_path)]
+    question = UserMessage(content="Which city do I live in?")
+
+    def texts(messages):
+        return [turn["content"] for turn in chat_messages("", messages, tools)]
+
+    plain = texts([question])
+    earlier = texts([UserMessage(content=EARLIER_MARK + "I live in Porto."), question])
+    hidden = texts([UserMessage(content=HIDDEN_NOTE), question])
+    for examples, shown in ((EARLIER_EXAMPLES, earlier), (HIDDEN_EXAMPLES, hidden)):
+        pairs = [text for pair in examples for text in pair]
+        assert shown[len(plain) - 1 : -1] == pairs and not set(pairs) & set(plain)
+    assert earlier[-1] == EARLIER_MARK + "I live in Porto.\n\nWhich city do I live in?"  # one user turn
+
+
+def test_the_answer_after_a_tool_is_shown_the_tool_examples_only_and_favours_the_output(tmp_path):
+    from pi_notebook.ai import get_model
+    from pi_notebook.ai.options import StreamOptions
+    from pi_notebook.ai.providers.local import build_local_request
+    from pi_notebook.ai.types import Context
+
+    tools = [t.to_tool() for t in _demo(tmp_path)]
+    ask = UserMessage(content="What does demo/todo.txt say?")
+    call = _reply([ToolCall(id="c1", name="read", arguments={"path": "demo/todo.txt"})], "toolUse")
+    result = ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="Buy milk.")])
+    first = [turn["content"] for turn in chat_messages("", [ask], tools)]
+    after = [turn["content"] for turn in chat_messages("", [ask, call, result], tools)]
+    assert "Say hi." in first and "Say hi." not in after  # no decline to copy in place of the output
+    assert any("Output of ls" in text for text in after)
+    model = get_model("local")
+    request = build_local_request(model, Context(messages=[ask, call, result], tools=tools), StreamOptions())
+    assert request["tool_call"] == "answer" and request["copy_bias"] > 0
+    assert "copy_bias" not in build_local_request(model, Context(messages=[ask], tools=tools), StreamOptions())
+    failed = result.model_copy(update={"is_error": True})
+    assert plan_reply("", [ask, call, failed], tools).source == ""
+    assert plan_reply("", [ask, call, result], tools).source == "Buy milk."

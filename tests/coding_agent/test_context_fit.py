@@ -70,19 +70,76 @@ def test_a_digest_compactor_compacts_on_force_without_calling_any_model():
     assert len(view) < len(history)
 
 
-def test_very_small_models_see_the_notebook_context_and_only_the_current_exchange():
+def test_very_small_models_see_the_notebook_context_the_prompt_before_and_the_current_exchange():
     from pi_notebook.ai import ToolCall
-    from pi_notebook.coding_agent.context_fit import latest_exchange
+    from pi_notebook.coding_agent.context_fit import latest_exchange, refers_back
+
+    def reply(*blocks, stop="stop"):
+        return AssistantMessage(content=list(blocks), api="a", provider="p", model="m", stop_reason=stop)
 
     bash = BashExecutionMessage(command="ls demo", output="todo.txt")
     note = CustomMessage(custom_type="x", content="context", display=False)
-    old_q, old_a = (
-        UserMessage(content="What files are there?"),
-        AssistantMessage(content=[TextContent(text="The files are: todo.txt")], api="a", provider="p", model="m"),
-    )
+    notice = CustomMessage(custom_type="pi_notebook.notice", content="said to the user", display=True)
+    first_q, first_a = UserMessage(content="Hello."), reply(TextContent(text="Hi!"))
+    old_q = UserMessage(content="What files are there?")
+    old_call = reply(ToolCall(id="l", name="ls", arguments={}), stop="toolUse")
+    old_result = ToolResultMessage(tool_call_id="l", tool_name="ls", content=[TextContent(text="todo.txt")])
+    old_a = reply(TextContent(text="The files are: todo.txt"))
     new_q = UserMessage(content="What does demo/todo.txt say?")
-    call = AssistantMessage(content=[ToolCall(id="c", name="read", arguments={})], api="a", provider="p", model="m")
+    call = reply(ToolCall(id="c", name="read", arguments={}), stop="toolUse")
     result = ToolResultMessage(tool_call_id="c", tool_name="read", content=[TextContent(text="Buy milk.")])
-    history = [bash, old_q, old_a, note, new_q, call, result]
+    history = [first_q, first_a, bash, old_q, old_call, old_result, old_a, note, notice, new_q, call, result]
+    # the notebook's context (not the notices to the user), the current exchange
     assert latest_exchange(history) == [bash, note, new_q, call, result]
     assert latest_exchange([bash]) == [bash]
+    assert latest_exchange([bash, new_q]) == [bash, new_q]
+    # and the prompt before (not its answer, nor its tool calls) when the new one may refer back to it
+    back = UserMessage(content="Which files did I ask about?")
+    assert latest_exchange([*history[:-3], back]) == [bash, old_q, note, back]
+    assert [refers_back(t) for t in ("What is my name?", "What did I say?", "Say it again", "What is 2 + 2?")] == [
+        True, True, True, False,
+    ]  # fmt: skip
+
+
+def test_the_small_models_stage_shows_the_prompt_before_as_a_note_and_says_once_what_it_leaves_out():
+    from pi_notebook.coding_agent.context_fit import EARLIER, HIDDEN_NOTE, LeftOut
+
+    said = []
+    fitter = ContextFitter(get_model("faux/faux-1"), on_oversized=said.append, latest_only=True)
+    hidden = BashExecutionMessage(command="echo $TOKEN", output="s3cret", exclude_from_context=True)
+    old_q = UserMessage(content="My name is Ada.")
+    old_a = AssistantMessage(content=[TextContent(text="Hi Ada!")], api="a", provider="p", model="m")
+    new_q = UserMessage(content="What is my name?")  # refers back ("my"): the prompt before is sent, as a note
+    history = [old_q, old_a, hidden, new_q]
+    assert fitter.preview(history)[0].content == EARLIER + "My name is Ada."
+    assert said == []  # a preview says nothing
+    first = asyncio.run(fitter(history))
+    second = asyncio.run(fitter(history))
+    earlier, kept_hidden, note, prompt = first
+    assert earlier.content == EARLIER + "My name is Ada." and earlier.timestamp == old_q.timestamp
+    assert kept_hidden is hidden and note.content == HIDDEN_NOTE and "s3cret" not in str(note)
+    assert "echo" not in note.content and prompt is new_q
+    assert [a is b for a, b in zip(first, second, strict=True)] == [True] * 4  # the same copies every call
+    assert fitter.original_of(earlier) is old_q and fitter.original_of(note) is hidden
+    assert len(said) == 1 and isinstance(said[0], LeftOut)
+    assert said[0].describe("local/smollm2-135m").startswith("local/smollm2-135m sees only the current exchange")
+    assert asyncio.run(fitter([old_q, old_a, UserMessage(content="What is 2 + 2?")]))[0].content == "What is 2 + 2?"
+
+
+def test_the_trace_says_in_plain_words_what_the_small_models_stage_leaves_out():
+    from pi_notebook.coding_agent.context_fit import LEFT_OUT
+    from pi_notebook.coding_agent.context_pipeline import ContextPipeline
+    from pi_notebook.coding_agent.trace import trace_boundary
+
+    old_q = UserMessage(content="Hello.", timestamp=1)
+    old_a = AssistantMessage(content=[TextContent(text="Hi!")], api="a", provider="p", model="m", timestamp=2)
+    history = [old_q, old_a, UserMessage(content="My name is Ada.", timestamp=3), UserMessage(content="Name?")]
+    small = ContextPipeline(get_model("faux/faux-1"), CompactionSettings(enabled=False), small=True)
+    rows = trace_boundary(history, small).rows  # the stage says why (its left_out)
+    assert small.left_out == LEFT_OUT
+    assert LEFT_OUT.startswith("not sent: the offline model sees only the current exchange")
+    assert [(r.index, r.status, r.reason) for r in rows[:3]] == [(i, "dropped", LEFT_OUT) for i in range(3)]
+    assert trace_boundary(history, small.preview, left_out=small.left_out).rows[1].reason == LEFT_OUT  # or a view
+    # any other transform keeps the trace's own words (yours may leave messages out for reasons of its own)
+    assert trace_boundary(history, lambda m: m[2:]).rows[0].reason == "removed by transform_context"
+    assert ContextPipeline(get_model("faux/faux-1"), CompactionSettings(), small=False).left_out is None

@@ -84,6 +84,27 @@ def test_the_notebook_tools_are_known_to_tools_settings_and_join_the_defaults(sh
     assert cloud.tool_names == ("read", "bash", "edit", "write", "python", "vars", "new_cell")
 
 
+def test_the_offline_models_vars_tool_may_name_only_the_notebooks_data_variables(shell):
+    """For a very small model, ``vars``'s ``name`` lists the notebook's data variables (as a path tool's ``path``
+    lists the files): a prompt naming one gets a call on it. Larger models keep the free-form name."""
+    from pi_notebook.ai.providers.local_prompt import tool_mode
+    from pi_notebook.ai.types import UserMessage
+
+    shell.cell("import os\ntotal = 58\nx = 1\ndef helper(): pass").raise_error()
+    local = shell.session.resolve_model("local")
+    settings = SessionSettings(tools=default_tools(), system_prompt=DEFAULT_SYSTEM_PROMPT)
+    small = {t.name: t for t in plan_run(settings, local).tools(".")}
+    names = small["vars"].parameters["properties"]["name"]["enum"]
+    assert "total" in names and not {"os", "x", "helper"} & set(names)  # no modules, functions, one-letter names
+    big = {t.name: t for t in plan_run(settings, faux.model()).tools(".")}
+    assert "enum" not in big["vars"].parameters["properties"]["name"]
+    tools = [t.to_tool() for t in small.values()]
+    mode, allowed = tool_mode([UserMessage(content="What is the value of total in my notebook?")], tools, 1)
+    assert mode == "call" and [t.name for t in allowed] == ["vars"]
+    assert allowed[0].parameters["properties"]["name"]["enum"] == ["total"]
+    assert tool_mode([UserMessage(content="What is the capital of France?")], tools, 1)[0] == "auto"
+
+
 # --- vars ---------------------------------------------------------------------------------------------------
 
 

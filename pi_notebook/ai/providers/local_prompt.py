@@ -9,7 +9,11 @@ HTML-escapes the prompt: every ``'`` reached the model as ``&#39;``):
 * a grammar that lets the model either answer in words or emit exactly one well-formed call whose arguments
   follow the tool's JSON schema, with paths relative to the working directory (no ``/Users/...``, no URLs);
 * after ``max_tool_rounds`` rounds of tool calls since the user's last message, the grammar allows only an
-  answer, and the last tool result repeats the question: a small model then answers from what it has.
+  answer, and the last tool result repeats the question: a small model then answers from what it has, shown only
+  the worked examples of tool calls, with the words of that output slightly favoured (:attr:`ReplyPlan.source`);
+* worked examples for what the context holds: notebook cells, the prompt before the current one (which the coding
+  agent's small-model stage sends as a note, "Earlier I said: …", without the answer the model would copy), and a
+  hidden ``%bash!`` command (a note that it ran, never its output: the model says it cannot see it).
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ TOOL_RULES = (
 
 # Worked examples, shown to the model as earlier turns (a 135M model copies a pattern it has just seen far more
 # reliably than it follows a rule): when to call which tool, how a tool's output comes back and is answered from,
-# when to answer directly, and when to decline. Each needs the tool it shows (``None``: no tool).
+# when to answer directly, and when to decline. Each needs the tool it shows (``None``: no tool). Once a tool has
+# answered, only the tool examples are shown: a decline just before a tool's output was copied in place of
+# reading it ("I cannot do that").
 EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
     ("ls", ("List the files in src.", '{"name": "ls", "arguments": {"path": "src"}}', "app.py\nutils/",
             "The files in src are app.py and the folder utils/.")),
@@ -46,9 +52,28 @@ EXAMPLES: tuple[tuple[str | None, tuple[str, ...]], ...] = (
               "According to docs/readme.md, Tom wrote it.")),
     ("bash", ("Run `git status` and tell me the result.", '{"name": "bash", "arguments": {"command": "git status"}}',
               "nothing to commit, working tree clean", "git status says: nothing to commit, working tree clean.")),
+    ("vars", ("What is the value of limit in my notebook?", '{"name": "vars", "arguments": {"name": "limit"}}',
+              "limit: int = 250", "In your notebook, limit is 250.")),
     (None, ("Say hi.", "Hi! How can I help you?")),
     (None, ("Turn on the lights in my office.", "Sorry, I cannot do that: I have no tool for it.")),
 )  # fmt: skip
+
+
+ON_DEMAND = frozenset({"vars"})
+"""Tools whose worked example is shown only when it is in play (the request names one of its choices, or it was
+called in this exchange): every example shown shifts what a 135M model says to everything else (the ``vars``
+example shown always cost three of the original twenty eval tasks)."""
+
+
+def _called(messages: list[Any]) -> set[str]:
+    """The tools called since the user's last message."""
+    names: set[str] = set()
+    for m in reversed(messages):
+        if m.role == "user":
+            break
+        if m.role == "toolResult":
+            names.add(m.tool_name)
+    return names
 
 
 CELL_MARK = "Ran notebook cell"
@@ -74,6 +99,28 @@ CELL_EXAMPLES: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
+HIDDEN_MARK = "Ran a hidden command"
+"""How the note that stands for a hidden command (``%bash!``) starts, as the coding agent's pipeline writes it for
+a very small model (the command and its output are never sent)."""
+
+EARLIER_MARK = "Earlier I said: "
+"""How the prompt before the current one starts, as the coding agent's pipeline rewrites it for a very small
+model (its reply and tool calls are not sent: the model would go on from them or repeat them)."""
+
+# Worked examples for an earlier exchange (shown when the context holds one) and for a hidden command (when the
+# context holds its note): the model answers from what was said before, and says it cannot see a hidden output
+# rather than make one up.
+EARLIER_EXAMPLES: tuple[tuple[str, str], ...] = (
+    (EARLIER_MARK + "I work at a bakery.\n\nWhere do I work?",
+     "You said you work at a bakery."),
+)  # fmt: skip
+HIDDEN_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("Ran a hidden command (%bash!): its output is not shown to you, so you cannot know what it printed.\n\n"
+     "What did that command output?",
+     "I cannot see it: what a hidden command (%bash!) prints is not shown to me."),
+)  # fmt: skip
+
+
 def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool = False) -> str:
     # The question first, then the output, then the instruction: a small model answers the question it has just
     # read far better than one it has to look back for, and an instruction placed last is the one it follows.
@@ -82,11 +129,20 @@ def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool =
     return turn + ("\nAnswer the question from this output." if question else "")
 
 
-def example_turns(tool_names: set[str], *, cells: bool = False) -> list[dict[str, str]]:
-    """The worked examples for the tools on offer, as chat turns (and, with ``cells``, :data:`CELL_EXAMPLES`)."""
+def example_turns(
+    tool_names: set[str],
+    *,
+    cells: bool = False,
+    earlier: bool = False,
+    hidden: bool = False,
+    after_tool: bool = False,
+) -> list[dict[str, str]]:
+    """The worked examples for the tools on offer, as chat turns (and, with ``cells``, :data:`CELL_EXAMPLES`, with
+    ``earlier`` :data:`EARLIER_EXAMPLES`, with ``hidden`` :data:`HIDDEN_EXAMPLES`). ``after_tool`` (a tool has
+    answered, the model answers from it next): only the examples of tool calls."""
     turns: list[dict[str, str]] = []
     for needs, steps in EXAMPLES:
-        if needs is not None and needs not in tool_names:
+        if (needs is not None and needs not in tool_names) or (after_tool and needs is None):
             continue
         if len(steps) == 2:
             turns += [{"role": "user", "content": steps[0]}, {"role": "assistant", "content": steps[1]}]
@@ -99,14 +155,12 @@ def example_turns(tool_names: set[str], *, cells: bool = False) -> list[dict[str
             {"role": "user", "content": _tool_output_turn(needs, output, ask)},
             {"role": "assistant", "content": answer},
         ]
-    if cells:
-        for ask, answer in CELL_EXAMPLES:
+    for shown, examples in ((cells, CELL_EXAMPLES), (earlier, EARLIER_EXAMPLES), (hidden, HIDDEN_EXAMPLES)):
+        # after a tool, an example about a cell or a hidden command just before its output was copied in place of
+        # reading it ("The first item in demo/todo.txt is the command itself.")
+        for ask, answer in examples if shown and not after_tool else ():
             turns += [{"role": "user", "content": ask}, {"role": "assistant", "content": answer}]
     return turns
-
-
-def _has_cells(messages: list[Any]) -> bool:
-    return any(m.role == "user" and _text_of(m.content).startswith(CELL_MARK) for m in messages)
 
 
 # A path a tool may take: relative to the working directory, no scheme, no leading slash or "~".
@@ -188,6 +242,10 @@ def _last_question(messages: list[Any]) -> str:
     return ""
 
 
+def _shows(messages: list[Any], mark: str) -> bool:
+    return any(m.role == "user" and _text_of(m.content).startswith(mark) for m in messages)
+
+
 def chat_messages(system: str, messages: list[Any], tools: list[Any]) -> list[dict[str, str]]:
     """The conversation in chat-template roles (system, user, assistant), tool results as user turns."""
     out: list[dict[str, str]] = []
@@ -198,7 +256,14 @@ def chat_messages(system: str, messages: list[Any], tools: list[Any]) -> list[di
     if system_parts:
         out.append({"role": "system", "content": "\n\n".join(system_parts)})
     if tools:
-        out += example_turns({t.name for t in tools}, cells=_has_cells(messages))
+        shows = {mark: _shows(messages, mark) for mark in (CELL_MARK, EARLIER_MARK, HIDDEN_MARK)}
+        after_tool = bool(messages) and messages[-1].role == "toolResult"
+        offered = {t.name for t in tools} - ON_DEMAND
+        offered |= {t.name for t in named_calls(_last_question(messages), tools)} | _called(messages)
+        out += example_turns(
+            offered, cells=shows[CELL_MARK], earlier=shows[EARLIER_MARK], hidden=shows[HIDDEN_MARK],
+            after_tool=after_tool,
+        )  # fmt: skip
     question = _last_question(messages)
     kept = [m for m in messages if not (m.role == "assistant" and m.stop_reason in ("error", "aborted"))]
     for i, m in enumerate(kept):
@@ -209,12 +274,8 @@ def chat_messages(system: str, messages: list[Any], tools: list[Any]) -> list[di
         elif m.role == "toolResult":
             last = i == len(kept) - 1
             body = _text_of(m.content)
-            out.append(
-                {
-                    "role": "user",
-                    "content": _tool_output_turn(m.tool_name, body, question if last else "", error=m.is_error),
-                }
-            )
+            turn = _tool_output_turn(m.tool_name, body, question if last else "", error=m.is_error)
+            out.append({"role": "user", "content": turn})
         else:
             out.append({"role": "user", "content": _text_of(m.content)})
     # Chat templates expect user and assistant to alternate: merge neighbours of the same role.
@@ -290,7 +351,8 @@ def _narrowed(tool: Any, key: str, values: list[str]) -> Any:
 
 def named_calls(question: str, tools: list[Any]) -> list[Any]:
     """The tools the request itself points at, narrowed to what it names: a command in backticks for
-    ``bash``; an existing path (one of the ``path`` enum's values) for a path tool. Empty: it names none."""
+    ``bash``; an existing path (one of the ``path`` enum's values) for a path tool; one of the ``name`` enum's
+    values (a notebook variable) for a tool that takes a name. Empty: it names none."""
     narrowed = []
     for tool in tools:
         props = (tool.parameters or {}).get("properties") or {}
@@ -298,6 +360,11 @@ def named_calls(question: str, tools: list[Any]) -> list[Any]:
             commands = [c.strip() for c in re.findall(r"`([^`\n]+)`", question) if c.strip()]
             if commands:
                 narrowed.append(_narrowed(tool, "command", commands))
+        elif isinstance(props.get("name"), dict) and props["name"].get("enum"):
+            # a thing by its name (a notebook variable, for ``vars``): the request names one of them
+            names = [v for v in props["name"]["enum"] if _mentioned(v, question)]
+            if names:
+                narrowed.append(_narrowed(tool, "name", names))
         elif isinstance(props.get("path"), dict) and props["path"].get("enum"):
             choices = props["path"]["enum"]
             paths = [v for v in choices if _mentioned(v, question)]
@@ -322,8 +389,11 @@ def tool_mode(messages: list[Any], tools: list[Any], max_tool_rounds: int) -> tu
     rounds = trailing_tool_rounds(messages)
     if rounds >= max_tool_rounds:
         return "answer", []
-    named = [] if rounds else named_calls(_last_question(messages), tools)
-    return ("call", named) if named else ("auto", tools)
+    question = _last_question(messages)
+    named = [] if rounds else named_calls(question, tools)
+    # "Check with ls": of the calls on what the request names, the tool it names too
+    said = [t for t in named if re.search(rf"(?<![\w/.-]){re.escape(t.name)}(?![\w/-])", question, re.IGNORECASE)]
+    return ("call", said or named) if named else ("auto", tools)
 
 
 def grammar(tools: list[Any], mode: str) -> str:
@@ -358,12 +428,25 @@ class ReplyPlan:
     mode: str
     tools: list[Any]
     """The tools the grammar lets the model call in this mode (narrowed to what the request names)."""
+    source: str = ""
+    """What the answer should come from: the output of the tool that has just answered (``""``: none). The
+    provider favours its words a little (:data:`~pi_notebook.ai.providers.local.COPY_BIAS`)."""
+
+
+def answer_source(messages: list[Any]) -> str:
+    """The text of the tool result the next reply answers from: the last message's, when it is a tool result
+    that is not an error (else ``""``)."""
+    last = messages[-1] if messages else None
+    if last is None or last.role != "toolResult" or last.is_error:
+        return ""
+    return _text_of(last.content)
 
 
 def plan_reply(system: str, messages: list[Any], tools: list[Any], *, max_tool_rounds: int = 1) -> ReplyPlan:
     """The chat turns and what the reply may do (no template, no grammar: no llama.cpp needed)."""
     mode, callable_tools = tool_mode(messages, tools, max_tool_rounds)
-    return ReplyPlan(chat_messages(system, messages, tools), mode, callable_tools)
+    source = answer_source(messages) if mode == "answer" else ""
+    return ReplyPlan(chat_messages(system, messages, tools), mode, callable_tools, source)
 
 
 def build_prompt(

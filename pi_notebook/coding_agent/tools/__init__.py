@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 ToolFactory = Callable[[str | os.PathLike[str]], "AgentTool"]
 """``factory(cwd)`` → the tool, working in ``cwd``: called for every run (and every preview of one)."""
+Narrow = Callable[["AgentTool", str, str], "AgentTool"]
+"""How a registered tool is narrowed for a very small model (:attr:`RegisteredTool.narrow`)."""
 
 # Each tool's module is imported when the tool is first made (or its name first read from this package), so
 # that importing the package (``%load_ext`` does, through ``%bash``'s run_shell) imports only what it uses.
@@ -73,6 +75,9 @@ class RegisteredTool:
     """It changes nothing: no file, no process, no kernel state, no notebook (a small model may be given it)."""
     default: bool
     """It joins the default set (for a small model, only if it is also read-only)."""
+    narrow: Narrow | None = None
+    """``narrow(tool, cwd, prompt)``: the copy a very small model is given, its arguments limited to what exists
+    (as a path tool's ``path`` is to the entries near ``cwd``); ``None``: the tool as it is."""
 
 
 # Provider rules for a function's name (Anthropic's and OpenAI's are both ^[a-zA-Z0-9_-]{1,64}$).
@@ -82,14 +87,20 @@ _lock = threading.Lock()
 
 
 def register_tool(
-    name: str, factory: ToolFactory, *, read_only: bool, default: bool = False, replace: bool = False
+    name: str,
+    factory: ToolFactory,
+    *,
+    read_only: bool,
+    default: bool = False,
+    replace: bool = False,
+    narrow: Narrow | None = None,
 ) -> ToolFactory:
     """Make the tool ``factory(cwd)`` makes known as ``name``: ``--tools``, ``%agent_config tools=`` and every run
     can then name it. ``read_only``: it changes nothing (required, so that no app forgets to say); ``default``: it
     joins the default tools (:func:`~pi_notebook.coding_agent.run_policy.default_tools`; a small model's only if it
     is read-only). Registering a name again with another factory or other flags raises
     :class:`ToolRegistryError` unless ``replace=True`` (the same registration again is a no-op, so re-importing
-    the module that registers is harmless). Returns ``factory``."""
+    the module that registers is harmless). ``narrow``: see :attr:`RegisteredTool.narrow`. Returns ``factory``."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or name == "none":
         raise ToolRegistryError(
             f"tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (providers refuse others); 'none' is taken"
@@ -98,7 +109,9 @@ def register_tool(
         raise ToolRegistryError(f"tool {name!r}: the factory must be callable as factory(cwd), not {factory!r}")
     if not isinstance(read_only, bool) or not isinstance(default, bool):
         raise ToolRegistryError(f"tool {name!r}: read_only and default must be True or False")
-    entry = RegisteredTool(name, factory, read_only, default)
+    if narrow is not None and not callable(narrow):
+        raise ToolRegistryError(f"tool {name!r}: narrow must be callable as narrow(tool, cwd, prompt)")
+    entry = RegisteredTool(name, factory, read_only, default, narrow)
     with _lock:
         existing = _registry.get(name)
         if existing is not None and existing != entry and not replace:

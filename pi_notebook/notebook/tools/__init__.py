@@ -43,7 +43,15 @@ def _new_cell(cwd: str | os.PathLike[str]) -> AgentTool:
 
 
 register_tool("python", _python, read_only=False, default=True)
-register_tool("vars", _vars, read_only=True, default=True)
+
+
+def _narrow_vars(tool: AgentTool, cwd: str, prompt: str) -> AgentTool:
+    from .vars import with_name_choices
+
+    return with_name_choices(tool, cwd, prompt)
+
+
+register_tool("vars", _vars, read_only=True, default=True, narrow=_narrow_vars)
 register_tool("new_cell", _new_cell, read_only=False, default=True)
 
 __all__ = ["NOTEBOOK_TOOLS"]

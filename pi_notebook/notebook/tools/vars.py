@@ -8,6 +8,9 @@ repr); outside one (a script, an eval driving the session directly) it reads it 
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
+import inspect
 import os
 from typing import Any
 
@@ -60,3 +63,21 @@ def create_vars_tool(cwd: str | os.PathLike[str] | None = None, *, shell: Any = 
         return AgentToolResult.text(text)
 
     return AgentTool(name="vars", label="vars", description=DESCRIPTION, parameters=PARAMETERS, execute=execute)
+
+
+def with_name_choices(tool: AgentTool, cwd: Any = None, prompt: str = "", *, shell: Any = None) -> AgentTool:
+    """The ``vars`` tool for a very small model: its ``name`` must be one of the notebook's variables (a JSON-Schema
+    ``enum``), so a prompt that names one ("the value of total") gets a call on it, as a path gets a ``read``."""
+    from IPython import get_ipython
+
+    from .namespace import user_variables
+
+    target = shell if shell is not None else get_ipython()
+    found = user_variables(target) if target is not None else {}
+    # data, not modules, classes or functions; no one-letter names ("a", "x"), which a question uses as words
+    names = [n for n, v in found.items() if len(n) > 1 and not (inspect.ismodule(v) or callable(v))]
+    if not names:
+        return tool
+    parameters = copy.deepcopy(tool.parameters)
+    parameters["properties"]["name"]["enum"] = names
+    return dataclasses.replace(tool, parameters=parameters)
