@@ -190,12 +190,22 @@ def test_transcript_and_inspector_render_in_marimo_and_the_inspector_fits_its_co
 
 
 def _screenshot(page) -> None:
-    """The whole app: the window made as tall as marimo's page (which scrolls inside its own element)."""
+    """Marimo's column, from the transcript to the end of the inspector (the window made as tall as marimo's page,
+    which scrolls inside its own element)."""
     height = page.evaluate("() => Math.max(...[...document.querySelectorAll('*')].map((e) => e.scrollHeight))")
     page.set_viewport_size({"width": 1280, "height": min(int(height), 4000)})
     page.wait_for_timeout(500)
     artifacts = HERE / "_artifacts"
     artifacts.mkdir(exist_ok=True)
-    page.screenshot(path=str(artifacts / "marimo.png"))
+    column = page.locator(".output-area").filter(has=page.locator(".pi-inspector")).bounding_box()
+    top = page.locator(".pi-transcript").first.bounding_box()["y"] - 24
+    bottom = page.locator(".pi-inspector").first.bounding_box()
+    clip = {
+        "x": column["x"] - 24,
+        "y": top,
+        "width": column["width"] + 48,
+        "height": bottom["y"] + bottom["height"] + 24 - top,
+    }
+    page.screenshot(path=str(artifacts / "marimo.png"), clip=clip)
     if os.environ.get("PI_NOTEBOOK_UPDATE_SCREENSHOTS") == "1":
         shutil.copy(artifacts / "marimo.png", HERE / "screenshots" / "marimo.png")
