@@ -231,17 +231,21 @@ class _RunView:
     replaced by its saved form and closed: neither the page nor the kernel keeps a widget per finished cell."""
 
     def __init__(self, shell: Any, *, quiet: bool = False, model: Any = None):
+        from .static_display import headless_kernel
         from .widgets import TranscriptWidget  # anywidget and ipywidgets load at the first display
 
         self.live = _has_frontend(shell) and not quiet
-        self.widget = TranscriptWidget()
+        # A headless kernel (nbconvert --execute, nbval) draws no view: a widget without a comm, so the saved
+        # notebook holds no widget state at all (static_display.py)
+        self.headless = headless_kernel()
+        self.widget = TranscriptWidget(static=self.headless)
         self.model = model  # the run's model: whether it is still to be loaded (run_status)
         self.received: list[Any] = []  # every finished message, as it came
         self.done: list[Any] = []  # what is shown: the same, a retry failing the same way counted on one card
         self.streaming: Any = None
         self.notes: list[str] = []  # one line each, printed under the saved form (a live view's clear_output
         # would take a line printed before it away)
-        if self.live:
+        if self.live and not self.headless:
             display(self.widget.view_bundle(), raw=True)
 
     def agent_event(self, event: Any) -> None:

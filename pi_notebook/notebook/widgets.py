@@ -219,6 +219,8 @@ class LiveWidget(StaticWhenHeadless, anywidget.AnyWidget):
         with the notebook, which JupyterLab, disposing of the model, does not. The code left is
         :data:`DISCARDED_ESM`, a module that does nothing: a notebook opened later makes a model of every saved
         state, and anywidget fails one whose code is empty ("Failed to initialize model", in the console)."""
+        if self.comm is None and self._detached:  # never had a front end (``static``): nothing to empty or close
+            return  # (its layout, made on first use, would open a comm of its own)
         if self.comm is not None:
             with self.hold_sync():
                 for name in ("_esm", "_css", *sorted(self._kernel_owned)):

@@ -299,8 +299,6 @@ def test_a_headless_run_saves_no_widget_anywidget_cannot_initialize(tmp_path, mo
         nbformat.v4.new_code_cell("%bash! echo two"),
     ]
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    saved = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
-    anywidgets = [s["state"] for s in saved.values() if s["model_module"] == "anywidget"]
-    assert anywidgets, "the run's live views were saved (nbclient keeps closed widgets)"
-    for state in anywidgets:
-        assert "export default" in state["_esm"], json.dumps(state)[:300]
+    # a headless kernel's magics open no widget at all (#25): nothing for anywidget to initialize, no widget state
+    assert "widgets" not in nb.metadata, json.dumps(nb.metadata)[:300]
+    assert [o["output_type"] for c in nb.cells[1:] for o in c.outputs] == ["display_data", "display_data"]

@@ -144,8 +144,8 @@ def test_no_secret_in_the_executed_notebook_its_widget_state_or_its_exports(tmp_
     printed += _jupyter(tmp_path, "nbconvert", "--to", "markdown", "done.ipynb")
 
     done = nbformat.read(tmp_path / "done.ipynb", as_version=4)
-    state = done.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert len(state) >= 5 and MASKED in json.dumps(state)  # the widget state was saved, masked
+    # a headless run saves no widget state (#25): show(), inspect() and the magics keep their static form only
+    assert "widgets" not in done.metadata
     outputs = json.dumps([c.get("outputs", []) for c in done.cells])
     assert MASKED in outputs and "error" not in [o["output_type"] for c in done.cells for o in c.get("outputs", [])]
     files = _files_under(tmp_path)
