@@ -19,7 +19,7 @@ from pi_notebook.ai import UserMessage
 from pi_notebook.lessons import WrongAnswer, lesson04, lesson05, lesson06, lesson07, lesson08, lesson09, lesson10
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-LESSONS = ["04", "05", "06", "07", "08", "09", "10"]
+LESSONS = ["04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"]
 
 
 def _cells(number: str) -> list[dict]:

@@ -21,7 +21,7 @@ COMMAND = [
 
 def test_notebooks_are_committed_executed():
     notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
-    assert [p.name[:2] for p in notebooks] == [f"{i:02d}" for i in range(11)]
+    assert [p.name[:2] for p in notebooks] == [f"{i:02d}" for i in range(15)]
     for path in notebooks:
         text = path.read_text(encoding="utf-8")
         assert '"execution_count": null' not in text, f"{path.name} has cells that were not run"
