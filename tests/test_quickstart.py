@@ -1,6 +1,7 @@
 """The quickstart, run as a newcomer runs it (a fresh copy, every cell in order, offline), ends in real answers:
 every ``%%agent`` prompt it sends gets an assistant reply with text as its last message, never an error, a
-turn-limit notice or an unanswered tool call."""
+turn-limit notice or an unanswered tool call; and the answers are right (the folder's files, the first todo item,
+and the value of a variable defined in a cell above, read through the ``vars`` tool)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def test_every_agent_cell_of_the_quickstart_ends_in_an_answer(tmp_path, monkeypa
     assert len(starts) == len(prompts)
     answers = []
     for start, end in zip(starts, [*starts[1:], len(messages)], strict=True):
-        # the session's notices to the user (what the offline model is not sent) follow the reply
-        run = [m for m in messages[start:end] if getattr(m, "custom_type", None) != NOTICE]
+        # the session's notices to the user (what the offline model is not sent) follow the reply, and the cells
+        # run before the next prompt (notebookCell messages) are not part of this run
+        run = [m for m in messages[start:end] if getattr(m, "custom_type", None) != NOTICE and m.role != "notebookCell"]
         last = run[-1]
         assert last.role == "assistant", f"{run[0].content} ended with {last.role}"
         text = "".join(b.text for b in last.content if b.type == "text").strip()
@@ -44,3 +46,10 @@ def test_every_agent_cell_of_the_quickstart_ends_in_an_answer(tmp_path, monkeypa
     # the answers are right: the listing names the files, the first todo item is milk
     assert all(name in answers[0] for name in ("private.txt", "todo.txt")), answers[0]
     assert "milk" in answers[1].lower(), answers[1]
+    # the question about a variable defined in a cell above is answered through the vars tool, with its value
+    (asked,) = [i for i, c in enumerate(prompts) if "total" in c.source]
+    calls = [
+        b.name for m in messages[starts[asked] :] if m.role == "assistant" for b in m.content if b.type == "toolCall"
+    ]
+    assert "vars" in calls, calls
+    assert "58" in answers[asked], answers[asked]  # total = the characters of demo/todo.txt's lines
