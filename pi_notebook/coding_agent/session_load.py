@@ -37,7 +37,6 @@ from .session_entries import (
     not_an_entry,
     parse_entry,
 )
-from .session_json import entry_keys
 
 
 @dataclass
@@ -81,10 +80,6 @@ class _Lines:
         """``(line number, problem)`` of the lines read so far that are not JSON."""
         self.unreadable: dict[int, str] = {}
         """``{line number: text}`` of those lines (what is left of them may still name an id)."""
-        self.light = False
-        """Set once the header is read (and no migration needs every value): a ``"message"`` line is then given
-        as its entry keys and its message's role only (:func:`~.session_json.entry_keys`), its message left
-        in the bytes; :meth:`parse` gives the whole value where a reader needs it."""
 
     def raw(self, index: int) -> bytes:
         """Line ``index`` (0-based) as its entry keeps it: the bytes, trimmed if it is the first or last line."""
@@ -110,14 +105,8 @@ class _Lines:
             line = lines[index]
             if not line or (line[0] != 123 and _blank(line)):  # 123: "{", the start of every entry line
                 continue
-            data = line if index != first and index != last else self.raw(index)
-            if self.light:
-                keys = entry_keys(data)
-                if keys is not None:
-                    yield index + 1, keys
-                    continue
             try:
-                value = _FROM_JSON(data, allow_inf_nan=False)
+                value = _FROM_JSON(line if index != first and index != last else self.raw(index), allow_inf_nan=False)
             except ValueError:  # not JSON to jiter: the standard decoder decides, and says why
                 try:
                     value = parse_json_line(self.raw(index))
@@ -174,8 +163,6 @@ def load_session_lines(lines: list[bytes]) -> LoadedSession:
         rest = list(values)
         migrate_values([header, *(value for _, value in rest)], version)
         migrated, values = dict(rest), iter(rest)
-    else:
-        source.light = True  # the message lines' keys only: their messages are typed from the bytes when used
     read = _read_entries(loaded, values, header_line, header, notes, source, migrated)
     notes += [(line, f"line {line}: {problem}") for line, problem in source.problems]
     lost = [*source.unreadable.items(), *read.lost]
@@ -277,8 +264,6 @@ def _read_entries(
                 line_of[id(entry)] = line
                 loaded.leaf_id = entry_id
                 continue
-        if source.light and type(value) is dict and value.get("type") == "message":
-            value = source.parse(line - 1)  # (given light: the whole value, for the rules below)
         problem = not_an_entry(value)
         if problem is not None:
             if isinstance(value, dict) and value.get("type") == "session":
