@@ -57,6 +57,7 @@ def check_tool_result(answer: Any) -> None:
     expect(name, isinstance(answer, ToolResultMessage), f"the answer is a {type(answer).__name__}, not a "
            "ToolResultMessage", "a tool's output goes back to the model as ToolResultMessage(...).")  # fmt: skip
     call = GREP_CALL.content[1]
+    assert isinstance(call, ToolCall)
     expect(
         name, answer.tool_call_id == call.id,
         f"tool_call_id is {answer.tool_call_id!r}: the model cannot tell which call this answers",
@@ -137,7 +138,7 @@ def check_refused(answer: Any) -> None:
 # --- exercise 3: what the loop does next -------------------------------------------------------------------
 
 
-def _reply(stop: str, *blocks: Any) -> AssistantMessage:
+def _reply(stop: Any, *blocks: Any) -> AssistantMessage:
     return AssistantMessage(
         content=list(blocks), api="faux", provider="faux", model="faux-1", stop_reason=stop, timestamp=T0
     )
