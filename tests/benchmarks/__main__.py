@@ -53,9 +53,11 @@ def run(wanted: set[str], quick: bool) -> tuple[dict[str, dict], list[harness.Re
         start = time.perf_counter()
         try:
             rows = fn(quick)
-        except Exception:
+        except Exception as error:
             failures.append(measure_id)
             traceback.print_exc()
+            runs[measure_id] = report.run_record([], time.perf_counter() - start, load)
+            runs[measure_id]["failed"] = f"{type(error).__name__}: {error}"[:300]
             continue
         results += rows
         runs[measure_id] = report.run_record(rows, time.perf_counter() - start, load)

@@ -108,6 +108,9 @@ def readme_block(data: dict[str, Any]) -> str:
     for _, run, row in rows_of(data):
         text = [c.replace("|", "\\|") for c in cells(row)]
         lines.append("| " + " | ".join([*text, f"{run['load'][0]:.2f}"]) + " |")
+    failed = [(m, run["failed"]) for m, run in data["measures"].items() if run.get("failed")]
+    if failed:
+        lines += ["", "Failed in their last run (no rows): " + "; ".join(f"{m}: `{why}`" for m, why in failed) + "."]
     runs = data["measures"].values()
     if runs:
         when = sorted(run["when"] for run in runs)
