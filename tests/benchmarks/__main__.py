@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     goals = [r for r in results if r.limit is not None]
     judged = [r for r in goals if r.met is not None]
-    if judged:
+    if judged and not args.quick:
         summary_line = f"{sum(harness.verdict(r) == 'met' for r in judged)} of {len(judged)} rows with a goal met"
     else:  # --quick: too small to judge
         summary_line = f"{len(goals)} rows with a goal, not judged in a quick run"
