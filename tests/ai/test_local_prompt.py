@@ -76,6 +76,9 @@ def test_after_the_tool_round_only_an_answer_is_allowed_and_the_question_is_repe
     ]
     prompt = build_prompt(CHATML_TEMPLATE, "Be brief.", history, tools)
     assert prompt.mode == "answer" and prompt.grammar.startswith("root ::= answer\n")
+    # an answer that goes on to copy the output's scaffolding ("Output of read: ...") ends there
+    assert "\nOutput of " in prompt.stop and "\nQuestion: " in prompt.stop
+    assert "\nOutput of " not in build_prompt(CHATML_TEMPLATE, "Be brief.", history[:1], tools).stop
     turns = chat_messages("Be brief.", history, tools)
     assert turns[-2]["content"] == '<tool_call>{"name": "read", "arguments": {"path": "demo/todo.txt"}}</tool_call>'
     assert turns[-1] == {

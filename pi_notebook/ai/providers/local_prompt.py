@@ -121,6 +121,11 @@ HIDDEN_EXAMPLES: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
+SCAFFOLD_STOPS = ("\nOutput of ", "\nError from ", "\nQuestion: ")
+"""Where an answer ends if it goes on to write the scaffolding of a tool-output turn (:func:`_tool_output_turn`):
+a 135M model sometimes answers, then copies the output it was shown, label and all."""
+
+
 def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool = False) -> str:
     # The question first, then the output, then the instruction: a small model answers the question it has just
     # read far better than one it has to look back for, and an instruction placed last is the one it follows.
@@ -465,7 +470,7 @@ def build_prompt(
     return LocalPrompt(
         text=render(template, plan.chat, bos, eos),
         grammar=grammar(plan.tools, plan.mode),
-        stop=stop_strings(template),
+        stop=stop_strings(template) + (SCAFFOLD_STOPS if plan.mode == "answer" else ()),
         mode=plan.mode,
     )
 
