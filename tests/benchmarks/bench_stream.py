@@ -155,8 +155,8 @@ def p4(quick: bool) -> list[Result]:
             results.append(ratio_goal(Result(row, what, "SDK, untyped chunks", timing, base), 1.5, quick, 0.15))
         events = events_row("P4", deltas, repeats)
         complete_row, agent_row = results
-        stands_on(complete_row, (complete_row.baseline.median + events.ours.median) / complete_row.baseline.median,  # type: ignore[union-attr]
-                  "untyped SDK + the events alone")  # fmt: skip
+        untyped = complete_row.baseline.median if complete_row.baseline else 1.0
+        stands_on(complete_row, (untyped + events.ours.median) / untyped, "untyped SDK + the events alone")
         stands_on(agent_row, complete_row.ratio or 0, "complete()'s ratio: the provider under the loop")
         base, timing = compare(lambda: raw_sdk(url), lambda: ours_complete(url), repeats)
         typed = Result("P4", f"complete() on {deltas:,} deltas", "SDK, typed chunks (reference)", timing, base)
