@@ -7,6 +7,6 @@ the hint; a right one prints one line. nbval runs each exercise's solution cell 
 hidden), which calls the same checker on the solution.
 """
 
-from .exercise import NOT_ANSWERED, WrongAnswer, expect, report, unanswered
+from .exercise import NOT_ANSWERED, WrongAnswer, expect, expect_indices, report, unanswered
 
-__all__ = ["NOT_ANSWERED", "WrongAnswer", "expect", "report", "unanswered"]
+__all__ = ["NOT_ANSWERED", "WrongAnswer", "expect", "expect_indices", "report", "unanswered"]

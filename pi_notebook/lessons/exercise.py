@@ -29,6 +29,14 @@ def expect(exercise: str, condition: bool, wrong: str, hint: str = "") -> None:
         raise WrongAnswer(exercise, wrong, hint)
 
 
+def expect_indices(exercise: str, answer: Any) -> None:
+    """Raise :class:`WrongAnswer` unless ``answer`` is a set (or list) of row indices, such as ``{0, 3}``."""
+    expect(
+        exercise, isinstance(answer, (set, list, tuple)) and all(isinstance(i, int) for i in answer),
+        "answer with a set of indices, such as {0, 3}",
+    )  # fmt: skip
+
+
 def report(exercise: str, message: str = "right.") -> None:
     """Say that an exercise is done."""
     print(f"✓ {exercise}: {message}")

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from ..agent_core import convert_to_llm, from_pi_json, message_type, register_message_type
 from ..ai import PiModel, TextContent, UserMessage
-from .exercise import expect, report, unanswered
+from .exercise import expect, expect_indices, report, unanswered
 
 T0 = 1748568000000
 """A fixed timestamp (Unix ms), so the lesson's outputs are the same on every run."""
@@ -106,10 +106,7 @@ def check_sent_rows(answer: Any) -> None:
     name = "Exercise 2 (which rows reach the model)"
     if unanswered(name, answer):
         return
-    expect(
-        name, isinstance(answer, (set, list, tuple)) and all(isinstance(i, int) for i in answer),
-        "answer with a set of indices, such as {0, 3}",
-    )  # fmt: skip
+    expect_indices(name, answer)
     history = mixed_history()
     sent_times = {m.timestamp for m in convert_to_llm(history)}
     sent = {i for i, m in enumerate(history) if getattr(m, "timestamp", None) in sent_times}

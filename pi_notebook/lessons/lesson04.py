@@ -11,7 +11,7 @@ from typing import Any
 from ..agent_core import convert_to_llm
 from ..ai import AssistantMessage, TextContent, UserMessage
 from ..coding_agent import BashExecutionMessage, BranchSummaryMessage, CustomMessage
-from .exercise import expect, report, unanswered
+from .exercise import expect, expect_indices, report, unanswered
 
 T0 = 1748568000000
 """A fixed timestamp (Unix ms), so the lesson's outputs are the same on every run."""
@@ -97,10 +97,7 @@ def check_dropped(answer: Any) -> None:
     name = "Exercise 2 (which rows are dropped)"
     if unanswered(name, answer):
         return
-    expect(
-        name, isinstance(answer, (set, list, tuple)) and all(isinstance(i, int) for i in answer),
-        "answer with a set of indices, such as {0, 3}",
-    )  # fmt: skip
+    expect_indices(name, answer)
     sent_times = {m.timestamp for m in convert_to_llm(DROP_HISTORY)}
     dropped = {i for i, m in enumerate(DROP_HISTORY) if _timestamp(m) not in sent_times}
     chosen = set(answer)

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ..agent_core import convert_to_llm, message_type
 from ..ai import PiModel, UserMessage, now_ms
-from .exercise import expect, report, unanswered
+from .exercise import expect, expect_indices, report, unanswered
 
 
 class RefundRequest(PiModel):
@@ -76,10 +76,7 @@ def check_dropped(answer: Any, messages: list[Any]) -> None:
     name = "Exercise 2 (which rows are dropped)"
     if unanswered(name, answer):
         return
-    expect(
-        name, isinstance(answer, (set, list, tuple)) and all(isinstance(i, int) for i in answer),
-        "answer with a set of indices, such as {0, 3}",
-    )  # fmt: skip
+    expect_indices(name, answer)
     for i in answer:
         expect(name, 0 <= i < len(messages), f"there is no row {i}: the list has rows 0 to {len(messages) - 1}")
     dropped = {i for i, m in enumerate(messages) if not convert_to_llm([m])}

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -66,26 +67,37 @@ class Lab:
             "--JupyterNotebookApp.expose_app_in_browser=True",  # the same in Notebook 7's pages
         ]  # fmt: skip
         self.process = subprocess.Popen(cmd, cwd=root, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited; log: {self.log.name}")
-            try:
-                if httpx.get(self.url + "/api/status", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"JupyterLab did not start in 90 s; log: {self.log.name}")
+        wait_until_serving(self, "JupyterLab", "/api/status", 90)
 
     def stop(self) -> None:
-        self.process.terminate()
+        stop_server(self)
+
+
+def wait_until_serving(server: Any, name: str, path: str, seconds: float) -> None:
+    """Wait until ``server.url + path`` answers 200 (``server``: ``process``, ``url``, ``log``); stop it and raise
+    naming its log if it exits or does not answer within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{name} exited; log: {server.log.name}")
         try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
+            if httpx.get(server.url + path, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    stop_server(server)
+    raise RuntimeError(f"{name} did not start in {seconds:.0f} s; log: {server.log.name}")
+
+
+def stop_server(server: Any) -> None:
+    """Terminate ``server.process`` (kill it after 15 s) and close its log."""
+    server.process.terminate()
+    try:
+        server.process.wait(15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+    server.log.close()
 
 
 def write_notebook(path: Path, cells: list[str]) -> Path:

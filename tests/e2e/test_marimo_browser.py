@@ -22,13 +22,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.e2e.lab import chromium_page, free_port
+from tests.e2e.lab import chromium_page, free_port, stop_server, wait_until_serving
 
 APP = Path(__file__).with_name("marimo_app.py")
 HERE = Path(__file__).parent
@@ -89,26 +87,10 @@ class Marimo:
         cmd = [*marimo, "run", str(app), "--headless", "--host", "127.0.0.1", "--port", str(self.port), "--no-token"]
         self.log = (home / "marimo.log").open("wb")
         self.process = subprocess.Popen(cmd, cwd=app.parent, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"marimo exited; log: {self.log.name}")
-            try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"marimo did not start in 60 s; log: {self.log.name}")
+        wait_until_serving(self, "marimo", "/health", 60)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
+        stop_server(self)
 
 
 @pytest.fixture(scope="module")
