@@ -243,7 +243,7 @@ def config_command(session: Any, line: str) -> None:
         if not sep or name not in names:
             raise UsageError(f"expected name=value with name in {', '.join(sorted(names))}; got {pair!r}")
         try:
-            setattr(config, name, _typed(config.traits()[name], name, value))
+            config.set_from("%agent_config", name, _typed(config.traits()[name], name, value))
         except (TraitError, ValueError) as e:
             text = one_line(e)
             raise UsageError(text if text.startswith(f"{name}: ") else f"{name}: {text}") from None

@@ -5,6 +5,10 @@ In ``ipython_config.py`` / ``ipython_kernel_config.py``::
     c.PiNotebook.default_model = "anthropic/claude-sonnet-4-5"
     c.PiNotebook.session_dir = "~/.pi_sessions"
     c.PiNotebook.session_layout = "pi"  # new sessions where `pi -c` and /resume find them
+
+and, once the extension is loaded, IPython's own ``%config PiNotebook.max_turns = 7`` (the extension puts its
+settings in ``shell.configurables``). Each setting remembers where its value came from (:data:`ORIGINS`), which
+``%agent_config`` shows.
 """
 
 from __future__ import annotations
@@ -13,11 +17,17 @@ import errno
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from copy import deepcopy
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from traitlets import Bool, Int, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
+from traitlets.config.loader import DeferredConfig, LazyConfigValue
 
 from ..ai import UnknownModelError, get_model
 from ..coding_agent.approval import APPROVE_DEFAULT, approval_policy, parse_approve
@@ -33,6 +43,15 @@ SESSION_LAYOUTS = ("notebook", "pi")
 CELL_SETTINGS = ("all", "errors", "off")
 """``cells``: which cells join the history (see :mod:`.cell_recorder`)."""
 
+
+ORIGINS = ("default", "config file", "%config", "%agent_config", "Python")
+"""Where a setting's value came from: its default; IPython's config (``c.PiNotebook.x`` in ``ipython_config.py``,
+or ``--PiNotebook.x=`` on the kernel's command line) as the extension loaded; ``%config PiNotebook.x = ...``;
+``%agent_config x=...``; or an assignment in Python (``current_session().config.x = ...``)."""
+
+_GIVEN_TO_PERCENT_CONFIG: WeakKeyDictionary[Any, dict[str, Any]] = WeakKeyDictionary()
+"""Per shell, the last value IPython's ``%config`` gave each setting. IPython also merges it into the shell's own
+config, where a ``%reload_ext`` finds it among the config file's values: this tells it apart."""
 
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 """The words a yes/no setting accepts (any case), in ``%agent_config`` and in IPython config."""
@@ -210,26 +229,98 @@ class PiNotebook(Configurable):
             raise ValueError(f"session_layout must be notebook or pi, not {proposal['value']!r}")
         return proposal["value"]
 
+    # --- where each value came from ----------------------------------------------------------------------------
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._origins: dict[str, str] = {}
+        self._origin_now = "config file"  # Configurable.__init__ applies IPython's config (the shell's, the file's)
+        super().__init__(**kwargs)
+        self._origin_now = "Python"  # from now on, a change no magic made is an assignment in Python
+        self.observe(self._note_origin, names=self.trait_names(config=True))
+
+    def _note_origin(self, change: Any) -> None:
+        self._origins[change["name"]] = self._origin_now
+
+    @contextmanager
+    def _setting_from(self, origin: str) -> Iterator[None]:
+        before, self._origin_now = self._origin_now, origin
+        try:
+            yield
+        finally:
+            self._origin_now = before
+
+    def origin(self, name: str) -> str:
+        """Where the value of setting ``name`` came from: one of :data:`ORIGINS`."""
+        return self._origins.get(name, "default")
+
+    def set_from(self, origin: str, name: str, value: Any) -> None:
+        """Set ``name`` to ``value`` as ``origin`` (one of :data:`ORIGINS`) sets it, or raise a one-line
+        :class:`TraitError` starting ``name:`` and keep the value it had."""
+        if name not in self.trait_names(config=True):
+            near = get_close_matches(name, self.trait_names(config=True), n=1)
+            hint = f"did you mean {near[0]}? " if near else ""
+            known = ", ".join(sorted(self.trait_names(config=True)))
+            raise TraitError(f"{name}: no such setting of PiNotebook ({hint}settings: {known})")
+        if isinstance(value, LazyConfigValue):  # cfg.PiNotebook.x.append(...) and the like
+            value = value.get_value(getattr(self, name))
+        elif isinstance(value, DeferredConfig):  # --PiNotebook.x=... on a command line
+            value = value.get_value(self.traits()[name])
+        try:
+            with self._setting_from(origin):
+                setattr(self, name, deepcopy(value))  # not held: a refused value is never stored
+        except (TraitError, ValueError) as e:
+            text = one_line(e).replace(f"The '{name}' trait of a {type(self).__name__} instance ", "")
+            raise TraitError(text if text.startswith(f"{name}: ") else f"{name}: {text}") from None
+        self._origins[name] = origin  # also when the value equals the one it had (no change is observed)
+
     def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
         """Apply IPython config (``c.PiNotebook.x = ...``) one setting at a time: a value that is refused keeps
         the default and says so in one line, instead of stopping ``%load_ext pi_notebook`` with a traceback."""
         name_of_class = type(self).__name__
+        by_magic = _GIVEN_TO_PERCENT_CONFIG.get(self.parent, {}) if self.parent is not None else {}
         for name, value in self._find_my_config(cfg).items():
-            before = getattr(self, name) if self.has_trait(name) else None
+            if isinstance(value, Config):
+                continue  # a subsection (c.PiNotebook.Other.x): not a setting of this class
+            origin = self._origin_now
+            if origin == "config file" and name in by_magic and by_magic[name] == value:
+                origin = "%config"  # IPython merged it into the shell's config, which a reload reads
+            using = f"; using {getattr(self, name)!r}" if self.has_trait(name) else ""
             try:
-                super()._load_config(Config({name_of_class: {name: value}}), section_names, traits)
-            except (TraitError, ValueError) as e:
-                if self.has_trait(name):  # traitlets rolls back a held TraitError only, not a ValueError
-                    self.set_trait(name, before)
+                self.set_from(origin, name, value)
+            except TraitError as e:
                 reason = one_line(e).removeprefix(f"{name}: ")
-                print(f"pi_notebook: c.{name_of_class}.{name} = {value!r} is ignored ({reason}); using {before!r}",
-                      file=sys.stderr)  # fmt: skip
+                said = f"c.{name_of_class}" if origin == "config file" else f"%config {name_of_class}"
+                print(f"pi_notebook: {said}.{name} = {value!r} is ignored ({reason}){using}", file=sys.stderr)
+
+    def update_config(self, config: Config) -> None:
+        """``%config PiNotebook.x = value``: set the settings ``config`` names, all or none; a refused value or an
+        unknown name raises a one-line :class:`TraitError` (IPython's ``%config`` prints it as an error) and
+        changes nothing. Only the settings named are applied: traitlets' own update would apply the config file
+        again over what ``%agent_config`` set since."""
+        mine = self._find_my_config(config)
+        if self.parent is not None:  # (refused or not, the shell keeps it in its config: see _load_config)
+            _GIVEN_TO_PERCENT_CONFIG.setdefault(self.parent, {}).update(deepcopy(dict(mine)))
+        before = {name: (getattr(self, name), self.origin(name)) for name in mine if self.has_trait(name)}
+        try:
+            for name, value in mine.items():
+                self.set_from("%config", name, value)
+        except TraitError as e:
+            for was, (value, origin) in before.items():
+                self.set_trait(was, value)
+                self._origins[was] = origin
+            kept = f"; {name} stays {before[name][0]!r}" if name in before else ""
+            raise TraitError(f"{type(self).__name__}.{one_line(e)}{kept}") from None
 
     def describe(self) -> str:
-        """The settings, one per line (what ``%agent_config`` prints)."""
-        rows = [(name, repr(getattr(self, name)) + self._applied(name)) for name in self.trait_names(config=True)]
-        width = max(len(n) for n, _ in rows)
-        return "\n".join(f"{name:<{width}}  {value}" for name, value in sorted(rows))
+        """The settings, one per line: name, where the value came from (:data:`ORIGINS`), value (what
+        ``%agent_config`` prints)."""
+        names = sorted(self.trait_names(config=True))
+        width = max(len(name) for name in names)
+        from_width = max(len(origin) for origin in ORIGINS)  # one width always: the values start in one column
+        return "\n".join(
+            f"{name:<{width}}  {self.origin(name):<{from_width}}  {getattr(self, name)!r}{self._applied(name)}"
+            for name in names
+        )
 
     def _applied(self, name: str) -> str:
         """For ``approve=default``: which tools ask with the default model, and why (``  → python,...  (...)``)."""

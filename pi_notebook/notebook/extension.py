@@ -40,6 +40,8 @@ def load(shell: Any) -> None:
     load_plugins()
     connect_mcp_servers()
     config = PiNotebook(parent=shell)
+    _forget_settings(shell)  # a second load replaces the first one's settings
+    shell.configurables.append(config)  # so IPython's %config PiNotebook.x = ... reaches them
     session = NotebookSession.for_shell(shell, config)
     _state["session"] = session
     magics = PiMagics(shell, current_session)
@@ -60,7 +62,8 @@ def load(shell: Any) -> None:
 
 
 def unload(shell: Any) -> None:
-    """Close the session file (releasing its lock)."""
+    """Close the session file (releasing its lock) and take the settings out of ``%config``."""
+    _forget_settings(shell)
     session = _state.pop("session", None)
     if session is not None:
         session.file.close()
@@ -68,3 +71,10 @@ def unload(shell: Any) -> None:
     if recorder is not None:
         recorder.detach()
     close_mcp_servers()
+
+
+def _forget_settings(shell: Any) -> None:
+    """Take every :class:`PiNotebook` out of ``shell.configurables`` (``%config`` lists and sets what is there)."""
+    configurables = getattr(shell, "configurables", None)
+    if configurables is not None:
+        configurables[:] = [c for c in configurables if not isinstance(c, PiNotebook)]

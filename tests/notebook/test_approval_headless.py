@@ -133,7 +133,7 @@ def test_with_no_page_a_call_that_needs_approval_is_refused_within_a_second_and_
     kernel.run("%agent_config approve=none")
     kernel.run('faux.set_responses([[faux.tool_call("bash", {"command": "true"})], "Warm."])')
     kernel.run(AGENT)
-    assert "approve               'bash'" in kernel.run("%agent_config approve=bash").text
+    assert "approve               %agent_config  'bash'" in kernel.run("%agent_config approve=bash").text
     kernel.run(SCRIPT)
     cell = kernel.run(AGENT)
     seconds = kernel.seconds_to_answer()
@@ -231,13 +231,13 @@ def test_agent_config_says_which_tools_ask_and_refuses_a_wrong_name(shell, capsy
     shell.cell("%agent_config default_model=faux/faux-1")
     out = capsys.readouterr().out
     assert (
-        "approve               'default'  → none (the default for faux/faux-1, a scripted model: you wrote its calls)"
-        in out
+        "approve               default        'default'  → none (the default for faux/faux-1, a scripted model: "
+        "you wrote its calls)" in out
     )
     shell.cell("%agent_config default_model=anthropic/claude-sonnet-4-5")
     assert (
-        "approve               'default'  → python,bash,edit,write (the default for anthropic/claude-sonnet-4-5, "
-        "a model that acts for real)"
+        "approve               default        'default'  → python,bash,edit,write (the default for "
+        "anthropic/claude-sonnet-4-5, a model that acts for real)"
     ) in capsys.readouterr().out
     result = shell.cell("%agent_config approve=bash,sed")
     assert str(result.error_in_exec).startswith("approve: unknown tool(s) sed; choose from read, bash")
