@@ -108,26 +108,33 @@ class NotebookSession(AgentSession):
         return message, interrupted
 
     def warm_up(self) -> threading.Thread | None:
-        """If the default model is the in-process local one, import its libraries on a background thread so
-        the first ``%%agent`` does not wait for them (``%agent_config warm_up=False`` turns this off). Returns
-        the thread, if started."""
-        if not self.config.warm_up:
+        """If the next run's model is the in-process local one, load it on a background thread (the GGUF, and the
+        start of the prompt every first request shares), so that the first ``%%agent`` does not wait for it.
+        Not when ``%agent_config warm_up=False`` or the environment sets ``PI_NOTEBOOK_NO_PRELOAD=1`` (CI, tests).
+        A cell printing meanwhile loses nothing: llama.cpp's loading output goes to a log callback, not through
+        a swapped ``sys.stdout`` (see :func:`~pi_notebook.ai.providers.local.preload`). Returns the thread, if
+        started."""
+        if not self.config.warm_up or os.environ.get("PI_NOTEBOOK_NO_PRELOAD", "") not in ("", "0"):
             return None
 
         def work() -> None:
             try:
-                if self.resolve_model(None).api != "local":
+                plan = self.next_plan()
+                if plan.model.api != "local":
                     return
-                from ..ai.providers.local import warm_up
+                from ..ai.providers.local import preload, stop_preload
+                from ..ai.types import Context
 
-                warm_up()
-            except Exception as e:  # a warm-up is only a head start: the first run imports (and reports) for real
+                atexit.register(stop_preload)  # runs before the join below (atexit goes last-in first-out)
+                tools = [tool.to_tool() for tool in plan.tools(self.cwd)]
+                preload(plan.model, Context(system_prompt=plan.system_prompt, tools=tools))
+            except Exception as e:  # a preload is only a head start: the first run loads (and reports) for real
                 self.warm_up_error = e
-                logging.getLogger(__name__).debug("warm-up of the local model failed: %s", e)
+                logging.getLogger(__name__).debug("preloading the local model failed: %s", e)
 
         thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
+        atexit.register(thread.join, 30)  # no interpreter teardown under a running load
         thread.start()
-        atexit.register(thread.join, 30)  # no interpreter teardown under a running import
         return thread
 
     # --- which file ------------------------------------------------------------------------------------------

@@ -1,30 +1,64 @@
-"""Loading the extension gives the offline model a head start (its libraries are imported in the background),
-only when the local model is the default, only in a Jupyter kernel, and never at the cost of a cell's output."""
+"""Loading the extension in a kernel preloads the offline model in the background (the GGUF, and the start of the
+prompt every first request shares), only when the next run's model is the local one, not when the environment
+says ``PI_NOTEBOOK_NO_PRELOAD=1`` (as this suite does: tests/conftest.py) or ``warm_up`` is off. The real-kernel
+side (a cell's prints during the preload, the "loading the model" status) is in
+tests/reliability/test_preload_kernel.py."""
 
 import threading
 
+import pytest
+
 from pi_notebook.ai.providers import local
+from pi_notebook.ai.types import Context, UserMessage
 
 
-def test_the_local_default_gets_its_libraries_imported_in_the_background(shell, monkeypatch):
+@pytest.fixture
+def preloading(monkeypatch):
+    """The local model as the next run's (no key, nothing at OLLAMA_HOST) and preloading allowed."""
+    pytest.importorskip("llama_cpp")
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")  # nothing answers there: the default is the local model
-    local._load.cache_clear()
+    monkeypatch.delenv("PI_NOTEBOOK_NO_PRELOAD", raising=False)
+
+
+def test_the_local_model_is_loaded_in_the_background_with_the_start_of_its_prompt(shell, preloading, tmp_path):
+    gguf = tmp_path / "model.gguf"  # the same model by another path: a load of its own, whatever ran before
+    gguf.symlink_to(local.default_gguf_path())
+    shell.cell(f"%agent_config default_model=local/{gguf}")
+    local._stop_reading.clear()  # (a reply earlier in this process stops every later preload's reading)
     thread = shell.session.warm_up()
     assert thread is not None
-    thread.join(60)
+    thread.join(300)
     assert not thread.is_alive() and shell.session.warm_up_error is None
-    # It loads no model: llama-cpp-python silences a load by swapping sys.stdout, which would eat a cell's prints.
-    assert local._load.cache_info().currsize == 0
+    plan = shell.session.next_plan()
+    assert plan.model.id == str(gguf) and local.is_loaded(plan.model)  # the first %%agent does not wait for it...
+    llm, _ = local._load(str(gguf), plan.model.context_window)
+    tools = [tool.to_tool() for tool in plan.tools(shell.session.cwd)]
+    first = Context(system_prompt=plan.system_prompt, messages=[UserMessage(content="What is here?")], tools=tools)
+    tokens = llm.tokenize(local._prompt_for(llm, first, local._plan(first)).text.encode(), add_bos=True, special=True)
+    read = list(llm.input_ids[: llm.n_tokens])
+    # ...nor reads the instructions and worked examples again: its first request starts with what was read.
+    assert len(read) > 200 and tokens[: len(read)] == read
 
 
-def test_loading_the_extension_outside_a_kernel_starts_no_warm_up(shell):
-    assert not [t for t in threading.enumerate() if t.name == "pi-warm-up"]  # the fixture loaded it in plain IPython
-
-
-def test_no_warm_up_when_turned_off_or_when_the_default_is_not_local(shell, monkeypatch):
+def test_no_preload_when_the_environment_or_the_setting_says_so(shell, preloading, monkeypatch):
+    monkeypatch.setenv("PI_NOTEBOOK_NO_PRELOAD", "1")
+    assert shell.session.warm_up() is None
+    monkeypatch.delenv("PI_NOTEBOOK_NO_PRELOAD")
     shell.cell("%agent_config warm_up=False")
     assert shell.session.warm_up() is None and shell.session.config.warm_up is False
-    shell.cell("%agent_config warm_up=True default_model=faux/faux-1")
+
+
+def test_no_preload_when_the_next_model_is_not_the_local_one(shell, preloading, monkeypatch):
+    calls = []
+    monkeypatch.setattr(local, "preload", lambda *a, **k: calls.append(a))
+    shell.cell("%agent_config default_model=faux/faux-1")
     thread = shell.session.warm_up()
     thread.join(30)
-    assert shell.session.warm_up_error is None
+    assert calls == [] and shell.session.warm_up_error is None
+    shell.cell("%agent_config default_model=local/smollm2-135m")
+    shell.session.warm_up().join(30)
+    assert [model.id for model, _ in calls] == ["smollm2-135m"]
+
+
+def test_loading_the_extension_outside_a_kernel_starts_no_preload(shell):
+    assert not [t for t in threading.enumerate() if t.name == "pi-warm-up"]  # the fixture loaded it in plain IPython

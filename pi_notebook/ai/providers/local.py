@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import importlib.util
 import json
+import logging
 import os
 import threading
 import uuid
@@ -56,21 +58,30 @@ def resolve_gguf(model_id: str) -> Path:
     return path
 
 
-_loaded: set[tuple[str, int]] = set()  # (path, n_ctx) of the models _load has loaded in this process
+_models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+"""(path, n_ctx) → the loaded model and its lock (one generation at a time per model)."""
+_loading: dict[tuple[str, int], threading.Lock] = {}
+"""One lock per (path, n_ctx): a reply that needs a model being preloaded waits for that load, not a second one."""
+_registry_lock = threading.Lock()
+_stop_reading = threading.Event()
+"""Set when this process first asks the model for a reply (or exits): a preload stops reading its prompt prefix."""
+PREFIX_CHUNK = 32
+"""Tokens a preload reads at a time: a reply asked for meanwhile waits for one chunk at most."""
 
 
-@lru_cache(maxsize=2)
 def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
-    try:
-        from llama_cpp import Llama
-    except ImportError as e:
-        raise LocalModelError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from e
-    threads = max(1, min(4, os.cpu_count() or 1))
-    llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
-    # Free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails noisily).
-    atexit.register(llm.close)
-    _loaded.add((path, n_ctx))
-    return llm, threading.Lock()  # one generation at a time per loaded model
+    """The model at ``path`` with a context of ``n_ctx`` tokens, loaded once per process (a second caller waits
+    for the first one's load)."""
+    key = (path, n_ctx)
+    with _registry_lock:
+        loading = _loading.setdefault(key, threading.Lock())
+    with loading:
+        if key not in _models:
+            llm = _quiet_llama()(model_path=path, n_ctx=n_ctx, n_threads=_threads(), verbose=True, seed=0)
+            # Free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails noisily).
+            atexit.register(llm.close)
+            _models[key] = (llm, threading.Lock())
+        return _models[key]
 
 
 def is_loaded(model: Model) -> bool:
@@ -80,7 +91,117 @@ def is_loaded(model: Model) -> bool:
         path = str(resolve_gguf(model.id))
     except LocalModelError:
         return False
-    return (path, model.context_window) in _loaded
+    return (path, model.context_window) in _models
+
+
+_log_callback: Any = None  # llama.cpp keeps a pointer to it: it lives as long as the process
+
+
+@lru_cache(maxsize=1)
+def _quiet_llama() -> Any:
+    """llama-cpp-python's ``Llama``, loading without printing and without silencing anyone else.
+
+    Its ``verbose`` decides two things: ``False`` silences a load by swapping the process's stdout and stderr
+    (``sys.stdout`` and file descriptors 1 and 2) while the GGUF loads, which swallows what any other thread
+    prints meanwhile (a cell running beside a background load; abetlen/llama-cpp-python#1874); ``True`` prints
+    the model's metadata, and each reply's timings, to ``sys.stderr``. So llama.cpp's own log goes through its
+    log callback (``llama_log_set``) to this module's logger at DEBUG, and ``verbose`` reads True while the GGUF
+    loads and False from the moment the model's context exists."""
+    global _log_callback
+    try:
+        import llama_cpp
+    except ImportError as e:
+        raise LocalModelError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from e
+    log = logging.getLogger(__name__)
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def to_logging(level: int, text: bytes, user_data: Any) -> None:
+        log.debug("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
+
+    _log_callback = to_logging
+    llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+    class QuietLlama(llama_cpp.Llama):  # type: ignore[misc]
+        @property
+        def verbose(self) -> bool:
+            return "_ctx" not in vars(self)  # True until the context exists (no swap), False after (no prints)
+
+        @verbose.setter
+        def verbose(self, value: bool) -> None:
+            pass  # Llama.__init__ stores the constructor's value: the getter decides instead
+
+    return QuietLlama
+
+
+def _threads() -> int:
+    """Threads for llama.cpp: the cores not busy (by the one-minute load average), at least 1, at most 4.
+    llama.cpp's threads wait for each other at every layer, so one more thread than there are free cores makes
+    a reply many times slower (measured on a 2-core machine at a load of 4: 31 ms a token with 1 thread, 470 ms
+    with 2)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not on every platform
+        load = 0.0
+    return max(1, min(4, cores, int(cores - load + 0.5)))
+
+
+def _use_threads(llm: Any, n: int) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_set_n_threads(llm.ctx, n, n)
+
+
+def preload(model: Model, context: Context | None = None) -> None:
+    """Load ``model``'s GGUF in this process, so that its first reply does not wait for it; given ``context``
+    (the next request's system prompt and tools; its messages are not used), also read the start every request
+    with that system prompt and those tools shares (the instructions and worked examples, before the
+    conversation), so that the first reply reads only what follows. Blocking: call it on a worker thread. It
+    uses one thread of llama.cpp, leaving the other cores to the kernel; it stops reading when a reply is asked
+    for (the reply goes on from what was read). Errors are raised: the caller decides whether they matter."""
+    import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
+
+    path = str(resolve_gguf(model.id))
+    llm, lock = _load(path, model.context_window)
+    if context is None or _stop_reading.is_set():
+        return
+    tokens = _shared_start(llm, context)
+    with lock:
+        if llm.n_tokens:  # a reply ran already: its tokens are in the cache
+            return
+        _use_threads(llm, 1)
+    try:
+        for start in range(0, len(tokens), PREFIX_CHUNK):
+            with lock:
+                if _stop_reading.is_set() or llm.n_tokens != start:
+                    return
+                llm.eval(tokens[start : start + PREFIX_CHUNK])
+    finally:
+        with lock:
+            _use_threads(llm, _threads())
+
+
+def stop_preload() -> None:
+    """Make a running :func:`preload` stop after the chunk it reads (the model stays loaded)."""
+    _stop_reading.set()
+
+
+def _shared_start(llm: Any, context: Context) -> list[int]:
+    """The tokens every request with ``context``'s system prompt and tools starts with: the common start of two
+    prompts that differ only in the user's message."""
+    from ..types import UserMessage
+
+    prompts = []
+    for text in ("Hello.", "Thanks."):
+        asked = context.model_copy(update={"messages": [UserMessage(content=text)]})
+        prompt = _prompt_for(llm, asked, _plan(asked))
+        prompts.append(llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=True))
+    shared = 0
+    for a, b in zip(*prompts, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return prompts[0][:shared]
 
 
 # Sampling chosen by the offline eval (``python -m pi_notebook.evals``): near-greedy, with a repetition penalty
@@ -126,6 +247,7 @@ def _request(model: Model, plan: ReplyPlan, options: StreamOptions) -> dict[str,
 async def stream_local(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
     """The provider's stream function (api ``"local"``): one reply, streamed token by token. A reply that
     starts ``<tool_call>`` is held back and becomes a ToolCall block when it is complete."""
+    _stop_reading.set()  # a preload still reading its prompt prefix stops (this reply goes on from what it read)
     path = str(resolve_gguf(model.id))
     llm, lock = await asyncio.to_thread(_load, path, model.context_window)
     plan = _plan(context)
@@ -151,6 +273,7 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     def generate() -> None:
         try:
             with lock:
+                _use_threads(llm, _threads())  # as busy as the machine is now
                 chunks = llm.create_completion(
                     prompt=tokens, stream=True, max_tokens=max_tokens, grammar=_grammar(prompt.grammar),
                     stop=list(prompt.stop), seed=0, logit_bias=_copy_bias(llm, plan.source),
@@ -209,17 +332,6 @@ async def stream_local(model: Model, context: Context, options: StreamOptions) -
     final.usage = Usage(input=len(tokens), output=generated, total_tokens=len(tokens) + generated)
     final.timestamp = now_ms()
     yield final_event(final)
-
-
-def warm_up() -> None:
-    """Import what the first local reply needs (llama.cpp's bindings, the template engine, the JSON-Schema
-    validator: about 1.5 s together), so that it does not wait for them. Blocking: call it from a background
-    thread. It does not load the model: llama-cpp-python silences a model load by swapping the process's
-    stdout and stderr, which would swallow what a cell prints meanwhile."""
-    import jinja2.sandbox  # noqa: F401
-    import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
-    import llama_cpp
-    import llama_cpp.llama_grammar  # noqa: F401
 
 
 def _prompt_for(llm: Any, context: Context, plan: ReplyPlan) -> LocalPrompt:
