@@ -3,6 +3,7 @@ notebook tasks run real code cells, recorded as the user's, and ask what only th
 
 import json
 
+import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
@@ -15,6 +16,7 @@ from pi_notebook.evals.run import setup_cell, unrecorded
 from pi_notebook.evals.tasks import contains
 from pi_notebook.notebook.cell_message import CellError, NotebookCellMessage, notebook_cell_to_text
 from pi_notebook.notebook.cell_recorder import is_own_cell
+from pi_notebook.notebook.tools.namespace import user_variables
 
 READ = next(t for t in TASKS if t.name == "read-first")
 
@@ -26,6 +28,15 @@ def _reply(*blocks, stop="stop"):
 def _run(answer: str):
     call = _reply(ToolCall(id="c", name="read", arguments={"path": "demo/todo.txt"}), stop="toolUse")
     return [UserMessage(content=READ.prompt), call, _reply(TextContent(text=answer))]
+
+
+@pytest.fixture
+def own_namespace(monkeypatch):
+    """The shared IPython shell without the variables earlier tests left in it (put back after): a task runs in a
+    fresh notebook, and the offline model's ``vars`` would otherwise be pointed at a stray ``city``."""
+    shell = InteractiveShell.instance()
+    for name in list(user_variables(shell)):
+        monkeypatch.delitem(shell.user_ns, name)
 
 
 def test_a_real_answer_after_the_right_tool_passes():
@@ -49,7 +60,7 @@ def test_words_are_matched_whole():
     assert contains("Hi there", "hi") and not contains("this", "hi")
 
 
-def test_a_task_runs_through_the_real_magics_on_the_embedded_model(tmp_path, monkeypatch):
+def test_a_task_runs_through_the_real_magics_on_the_embedded_model(tmp_path, monkeypatch, own_namespace):
     monkeypatch.chdir(tmp_path)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
@@ -151,7 +162,7 @@ def test_a_code_cell_that_was_not_recorded_fails_its_task(fresh_faux, tmp_path, 
     assert unrecorded(next(t for t in TASKS if t.name == "history-build"), []) == []  # a %bash cell records itself
 
 
-def test_a_notebook_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+def test_a_notebook_task_runs_on_the_embedded_model(tmp_path, monkeypatch, own_namespace):
     monkeypatch.chdir(tmp_path)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
@@ -230,7 +241,7 @@ def test_the_project_set_keeps_its_original_twenty_and_reports_them_apart():
     assert "original" not in report("local", results[:3])
 
 
-def test_a_memory_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+def test_a_memory_task_runs_on_the_embedded_model(tmp_path, monkeypatch, own_namespace):
     """The exchange before reaches the offline model as a note it answers from (a real run: a few seconds)."""
     import time
 
@@ -257,7 +268,7 @@ def test_a_notice_after_the_reply_is_not_a_run_cut_short():
     assert check(READ, [*_run("Buy milk."), stopped], [])[0] == ["no final answer (stop)"]
 
 
-def test_a_vars_task_runs_on_the_embedded_model(tmp_path, monkeypatch):
+def test_a_vars_task_runs_on_the_embedded_model(tmp_path, monkeypatch, own_namespace):
     """A DataFrame read from a file in a cell: its columns are not in the cell, so the offline model must call
     ``vars`` for them (a real run: a few seconds)."""
     monkeypatch.chdir(tmp_path)
