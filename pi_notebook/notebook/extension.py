@@ -58,7 +58,7 @@ def load(shell: Any) -> None:
     magics.recorder = recorder  # (%agent_private marks the cell being recorded)
     recorder.attach()  # from the next cell on, the cells you run join the history (%agent_config cells=...)
     if getattr(shell, "kernel", None) is not None:  # interactive Jupyter only: not scripts, not terminal IPython
-        session.warm_up()
+        session.warm_up(in_cell=True)  # (the %load_ext cell runs: the preload starts when it ends)
 
 
 def unload(shell: Any) -> None:

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import warnings
 from typing import Any
 
@@ -107,15 +108,18 @@ class NotebookSession(AgentSession):
         assert message is not None
         return message, interrupted
 
-    def warm_up(self) -> threading.Thread | None:
+    def warm_up(self, *, in_cell: bool = False) -> threading.Thread | None:
         """If the next run's model is the in-process local one, load it on a background thread (the GGUF, and the
         start of the prompt every first request shares), so that the first ``%%agent`` does not wait for it.
         Not when ``%agent_config warm_up=False`` or the environment sets ``PI_NOTEBOOK_NO_PRELOAD=1`` (CI, tests).
-        A cell printing meanwhile loses nothing: llama.cpp's loading output goes to a log callback, not through
-        a swapped ``sys.stdout`` (see :func:`~pi_notebook.ai.providers.local.preload`). Returns the thread, if
-        started."""
+
+        It costs the cells nothing: it goes on only while no cell runs (``in_cell``: one runs now, the
+        ``%load_ext`` cell), and a cell printing meanwhile loses nothing (llama.cpp's loading output goes to a log
+        callback, not through a swapped ``sys.stdout``; see :func:`~pi_notebook.ai.providers.local.preload`).
+        Returns the thread, if started."""
         if not self.config.warm_up or os.environ.get("PI_NOTEBOOK_NO_PRELOAD", "") not in ("", "0"):
             return None
+        idle = _Idle(self.shell, running=in_cell)
 
         def work() -> None:
             try:
@@ -126,11 +130,14 @@ class NotebookSession(AgentSession):
                 from ..ai.types import Context
 
                 atexit.register(stop_preload)  # runs before the join below (atexit goes last-in first-out)
+                idle.wait()
                 tools = [tool.to_tool() for tool in plan.tools(self.cwd)]
-                preload(plan.model, Context(system_prompt=plan.system_prompt, tools=tools))
+                preload(plan.model, Context(system_prompt=plan.system_prompt, tools=tools), pause=idle.wait)
             except Exception as e:  # a preload is only a head start: the first run loads (and reports) for real
                 self.warm_up_error = e
                 logging.getLogger(__name__).debug("preloading the local model failed: %s", e)
+            finally:
+                idle.done = True
 
         thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
         atexit.register(thread.join, 30)  # no interpreter teardown under a running load
@@ -182,3 +189,39 @@ class NotebookSession(AgentSession):
         """Record into another session file from now on; a restarted kernel comes back to it."""
         super().switch_to(file, note)
         remember_session(self.shell, self.config, file.path)
+
+
+class _Idle:
+    """Whether the kernel runs no cell (IPython's ``pre_execute`` / ``post_execute``), for the preload to wait on:
+    :meth:`wait` returns once no cell has run for :attr:`SETTLE` seconds (cells run one after another, as by Run
+    All, go first). The callbacks leave after the first cell that ends once the preload is :attr:`done`."""
+
+    SETTLE = 0.3
+
+    def __init__(self, shell: Any, *, running: bool):
+        self.shell, self.done = shell, False
+        self._idle = threading.Event()
+        events = getattr(shell, "events", None)
+        if events is None:  # no shell to ask: never wait
+            self._idle.set()
+            return
+        if not running:
+            self._idle.set()
+        events.register("pre_execute", self._pre)
+        events.register("post_execute", self._post)
+
+    def _pre(self) -> None:
+        self._idle.clear()
+
+    def _post(self) -> None:
+        self._idle.set()
+        if self.done:
+            self.shell.events.unregister("pre_execute", self._pre)
+            self.shell.events.unregister("post_execute", self._post)
+
+    def wait(self) -> None:
+        while True:
+            self._idle.wait()
+            time.sleep(self.SETTLE)
+            if self._idle.is_set():
+                return

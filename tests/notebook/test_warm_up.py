@@ -10,6 +10,7 @@ import pytest
 
 from pi_notebook.ai.providers import local
 from pi_notebook.ai.types import Context, UserMessage
+from pi_notebook.notebook.widgets import TranscriptWidget
 
 
 @pytest.fixture
@@ -62,3 +63,69 @@ def test_no_preload_when_the_next_model_is_not_the_local_one(shell, preloading, 
 
 def test_loading_the_extension_outside_a_kernel_starts_no_preload(shell):
     assert not [t for t in threading.enumerate() if t.name == "pi-warm-up"]  # the fixture loaded it in plain IPython
+
+
+def test_the_preload_waits_while_a_cell_runs(shell, preloading, monkeypatch):
+    started = threading.Event()
+
+    def fake_preload(model, context=None, *, pause):
+        pause()
+        started.set()
+
+    monkeypatch.setattr(local, "preload", fake_preload)
+    thread = shell.session.warm_up(in_cell=True)  # as %load_ext starts it, from inside its cell
+    shell.ip.user_ns["started"] = started
+    shell.cell("pass")  # the %load_ext cell ends; the next one comes at once (as by Run All)
+    shell.cell("import time\ntime.sleep(1.0)\nstarted_during_the_cell = started.is_set()")
+    assert shell.ip.user_ns["started_during_the_cell"] is False
+    assert started.wait(10)  # then the kernel is idle: it goes on
+    thread.join(10)
+
+
+@pytest.fixture
+def statuses(shell, monkeypatch):
+    """The status texts the live views of the cells were given (the shell acts as a front end's kernel)."""
+    said: list[str] = []
+    original = TranscriptWidget.set_status
+
+    def record(self, text):
+        said.append(text)
+        original(self, text)
+
+    monkeypatch.setattr(TranscriptWidget, "set_status", record)
+    monkeypatch.setattr(shell.ip, "kernel", object(), raising=False)  # live views, as in Jupyter
+    return said
+
+
+def test_an_agent_asked_while_the_preload_loads_says_so_and_waits_for_that_load(
+    shell, preloading, statuses, tmp_path, monkeypatch
+):
+    gguf = tmp_path / "model.gguf"  # a load of its own, whatever ran before in this process
+    gguf.symlink_to(local.default_gguf_path())
+    (tmp_path / "notes.txt").write_text("Buy milk.\n")
+    shell.cell(f"%agent_config default_model=local/{gguf}")
+    loading, release, loads = threading.Event(), threading.Event(), []
+    real = local._quiet_llama
+
+    def held_load():  # the preload's load, held until the agent cell has asked for the model
+        cls = real()
+
+        def load(**kwargs):
+            loads.append(kwargs["model_path"])
+            loading.set()
+            release.wait(120)
+            return cls(**kwargs)
+
+        return load
+
+    monkeypatch.setattr(local, "_quiet_llama", held_load)
+    thread = shell.session.warm_up()
+    assert loading.wait(120)  # the preload is loading the GGUF now
+    threading.Timer(1.0, release.set).start()
+    result = shell.agent("What files are here?", f"--model local/{gguf}")
+    thread.join(300)
+    assert result.success
+    assert statuses[0].startswith("loading the model ({elapsed})"), statuses
+    assert loads == [str(gguf)]  # the reply used the preload's model: loaded once
+    replies = [m for m in shell.session.messages if m.role == "assistant"]
+    assert replies and all(m.stop_reason != "error" for m in replies), replies

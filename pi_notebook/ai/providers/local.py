@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -152,19 +152,31 @@ def _use_threads(llm: Any, n: int) -> None:
     llama_cpp.llama_set_n_threads(llm.ctx, n, n)
 
 
-def preload(model: Model, context: Context | None = None) -> None:
+PRELOAD_IMPORTS = ("numpy", "llama_cpp", "llama_cpp.llama_grammar", "jinja2.sandbox", "jsonschema")
+"""What the first reply needs, imported by :func:`preload` one at a time (Python work: it holds the GIL)."""
+
+
+def preload(model: Model, context: Context | None = None, *, pause: Callable[[], None] | None = None) -> None:
     """Load ``model``'s GGUF in this process, so that its first reply does not wait for it; given ``context``
     (the next request's system prompt and tools; its messages are not used), also read the start every request
     with that system prompt and those tools shares (the instructions and worked examples, before the
-    conversation), so that the first reply reads only what follows. Blocking: call it on a worker thread. It
-    uses one thread of llama.cpp, leaving the other cores to the kernel; it stops reading when a reply is asked
-    for (the reply goes on from what was read). Errors are raised: the caller decides whether they matter."""
-    import jsonschema  # noqa: F401 - the first tool call validates its arguments with it
+    conversation), so that the first reply reads only what follows.
 
+    Blocking: call it on a worker thread. It goes step by step (each import, the load, each chunk of
+    :data:`PREFIX_CHUNK` tokens, on one llama.cpp thread) and calls ``pause()`` before each, which may block
+    while the caller's main thread is busy: imports hold the GIL, and reading competes for the cores. It stops
+    reading when a reply is asked for (the reply goes on from what was read). Errors are raised: the caller
+    decides whether they matter."""
+    step = pause or (lambda: None)
+    for name in PRELOAD_IMPORTS:
+        step()
+        importlib.import_module(name)
     path = str(resolve_gguf(model.id))
+    step()
     llm, lock = _load(path, model.context_window)
     if context is None or _stop_reading.is_set():
         return
+    step()
     tokens = _shared_start(llm, context)
     with lock:
         if llm.n_tokens:  # a reply ran already: its tokens are in the cache
@@ -172,6 +184,7 @@ def preload(model: Model, context: Context | None = None) -> None:
         _use_threads(llm, 1)
     try:
         for start in range(0, len(tokens), PREFIX_CHUNK):
+            step()
             with lock:
                 if _stop_reading.is_set() or llm.n_tokens != start:
                     return
