@@ -114,14 +114,14 @@ def _quiet_llama() -> Any:
         raise LocalModelError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from e
     log = logging.getLogger(__name__)
 
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
     def to_logging(level: int, text: bytes, user_data: Any) -> None:
         log.debug("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
 
     _log_callback = to_logging
     llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
-    class QuietLlama(llama_cpp.Llama):  # type: ignore[misc]
+    class QuietLlama(llama_cpp.Llama):
         @property
         def verbose(self) -> bool:
             return "_ctx" not in vars(self)  # True until the context exists (no swap), False after (no prints)
@@ -214,7 +214,7 @@ def _shared_start(llm: Any, context: Context) -> list[int]:
         if a != b:
             break
         shared += 1
-    return prompts[0][:shared]
+    return [int(token) for token in prompts[0][:shared]]
 
 
 # Sampling chosen by the offline eval (``python -m pi_notebook.evals``): near-greedy, with a repetition penalty
