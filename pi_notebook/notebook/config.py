@@ -149,8 +149,9 @@ class PiNotebook(Configurable):
     ).tag(config=True)
     warm_up = Flag(
         True,
-        help="When the default model is the in-process local one, import its libraries in the background as "
-        "the extension loads, so the first %%agent answers sooner.",
+        help="When the next run's model is the in-process local one, load it in the background after the "
+        "extension loads, while no cell runs, so the first %%agent answers sooner (PI_NOTEBOOK_NO_PRELOAD=1 also "
+        "turns this off).",
     ).tag(config=True)
     compaction = Flag(True, help="Compact the history automatically before the context window fills.").tag(config=True)
     reserve_tokens = Int(16384, help="Compaction starts when the context exceeds the window minus this.").tag(

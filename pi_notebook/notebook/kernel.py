@@ -201,6 +201,7 @@ class _Idle:
     def __init__(self, shell: Any, *, running: bool):
         self.shell, self.done = shell, False
         self._idle = threading.Event()
+        self._since = 0.0  # when the last cell ended (time.monotonic)
         events = getattr(shell, "events", None)
         if events is None:  # no shell to ask: never wait
             self._idle.set()
@@ -214,6 +215,7 @@ class _Idle:
         self._idle.clear()
 
     def _post(self) -> None:
+        self._since = time.monotonic()
         self._idle.set()
         if self.done:
             self.shell.events.unregister("pre_execute", self._pre)
@@ -222,6 +224,7 @@ class _Idle:
     def wait(self) -> None:
         while True:
             self._idle.wait()
-            time.sleep(self.SETTLE)
-            if self._idle.is_set():
+            settled = self._since + self.SETTLE - time.monotonic()
+            if settled <= 0:
                 return
+            time.sleep(settled)

@@ -31,6 +31,7 @@ from pathlib import Path
 from . import harness, report
 
 HERE = Path(__file__).resolve().parent
+os.environ.setdefault("PI_NOTEBOOK_NO_PRELOAD", "1")  # kernels measured load no model meanwhile (P8 sets its own)
 
 
 def load_measures() -> list[str]:

@@ -2,9 +2,10 @@
 
 A background preload was reverted once because llama-cpp-python silences a model load by swapping
 ``sys.stdout`` (and file descriptors 1 and 2), which swallowed what a cell printed meanwhile. Here llama.cpp's
-loading output goes to its log callback instead: a cell that prints all through the preload keeps every line, and
-no loading output shows anywhere. An ``%%agent`` asked while the load is still under way says "loading the model"
-and then answers, from the model the preload loaded.
+loading output goes to its log callback instead: what a notebook prints all through the preload (here from a thread
+it started: the preload goes on only while no cell runs) keeps every line, and no loading output shows anywhere. An
+``%%agent`` asked before the model is loaded says "loading the model", then answers. (An agent that waits for the
+preload's own load: tests/notebook/test_warm_up.py.)
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def test_what_a_notebook_prints_during_the_preload_keeps_every_line(preloading: 
 
 
 def test_an_agent_asked_while_the_model_loads_says_so_then_answers(preloading: Kernel):
-    # In the cell that loads the extension: the preload has only just started when the run asks for the model.
+    # In the cell that loads the extension: the preload waits for the cell to end, so the reply loads the model.
     code = (
         "%load_ext pi_notebook\nimport json, pi_notebook\n"
         "get_ipython().run_cell_magic('agent', '--model local', 'What files are in the demo folder?')"
