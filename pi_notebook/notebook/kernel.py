@@ -193,10 +193,9 @@ class NotebookSession(AgentSession):
 
 class _Idle:
     """Whether the kernel runs no cell (IPython's ``pre_execute`` / ``post_execute``), for the preload to wait on:
-    :meth:`wait` returns once no cell has run for :attr:`SETTLE` seconds (cells run one after another, as by Run
-    All, go first). The callbacks leave after the first cell that ends once the preload is :attr:`done`."""
-
-    SETTLE = 0.3
+    :meth:`wait` returns once no cell has run for the seconds the preload's next step asks (cells run one after
+    another, as by Run All, go first). The callbacks leave after the first cell that ends once the preload is
+    :attr:`done`."""
 
     def __init__(self, shell: Any, *, running: bool):
         self.shell, self.done = shell, False
@@ -221,10 +220,10 @@ class _Idle:
             self.shell.events.unregister("pre_execute", self._pre)
             self.shell.events.unregister("post_execute", self._post)
 
-    def wait(self) -> None:
+    def wait(self, quiet: float = 0.3) -> None:
         while True:
             self._idle.wait()
-            settled = self._since + self.SETTLE - time.monotonic()
+            settled = self._since + quiet - time.monotonic()
             if settled <= 0:
                 return
             time.sleep(settled)

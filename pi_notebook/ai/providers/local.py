@@ -152,39 +152,49 @@ def _use_threads(llm: Any, n: int) -> None:
     llama_cpp.llama_set_n_threads(llm.ctx, n, n)
 
 
-PRELOAD_IMPORTS = ("numpy", "llama_cpp", "llama_cpp.llama_grammar", "jinja2.sandbox", "jsonschema")
+PRELOAD_IMPORTS = ("numpy", "llama_cpp", "llama_cpp.llama_grammar", "jinja2.sandbox")
 """What the first reply needs, imported by :func:`preload` one at a time (Python work: it holds the GIL)."""
+QUIET = 0.3
+"""Seconds without a cell :func:`preload` asks for before each step (``pause(QUIET)``)."""
+QUIET_LONG = 2.0
+"""...and before importing ``jsonschema`` (its first tool call validates with it), its last step: about a second of
+Python work (most of it ``rfc3987_syntax`` building a grammar, which jsonschema imports when installed), which a
+cell started meanwhile would share the GIL with, so it waits for a longer quiet (a reader, not Run All)."""
 
 
-def preload(model: Model, context: Context | None = None, *, pause: Callable[[], None] | None = None) -> None:
+def preload(model: Model, context: Context | None = None, *, pause: Callable[[float], None] | None = None) -> None:
     """Load ``model``'s GGUF in this process, so that its first reply does not wait for it; given ``context``
     (the next request's system prompt and tools; its messages are not used), also read the start every request
     with that system prompt and those tools shares (the instructions and worked examples, before the
     conversation), so that the first reply reads only what follows.
 
     Blocking: call it on a worker thread. It goes step by step (each import, the load, each chunk of
-    :data:`PREFIX_CHUNK` tokens, on one llama.cpp thread) and calls ``pause()`` before each, which may block
-    while the caller's main thread is busy: imports hold the GIL, and reading competes for the cores. It stops
-    reading when a reply is asked for (the reply goes on from what was read). Errors are raised: the caller
-    decides whether they matter."""
-    step = pause or (lambda: None)
+    :data:`PREFIX_CHUNK` tokens, on one llama.cpp thread) and calls ``pause(seconds)`` before each, which may block
+    until the caller's main thread has been idle that long (:data:`QUIET`, :data:`QUIET_LONG`): imports hold the
+    GIL, and reading competes for the cores. It stops reading when a reply is asked for (the reply goes on from
+    what was read). Errors are raised: the caller decides whether they matter."""
+    step = pause or (lambda seconds: None)
     for name in PRELOAD_IMPORTS:
-        step()
+        step(QUIET)
         importlib.import_module(name)
     path = str(resolve_gguf(model.id))
-    step()
+    step(QUIET)
     llm, lock = _load(path, model.context_window)
-    if context is None or _stop_reading.is_set():
-        return
-    step()
-    tokens = _shared_start(llm, context)
+    if context is not None and not _stop_reading.is_set():
+        step(QUIET)
+        _read_shared_start(llm, lock, _shared_start(llm, context), step)
+    step(QUIET_LONG)
+    importlib.import_module("jsonschema")
+
+
+def _read_shared_start(llm: Any, lock: threading.Lock, tokens: list[int], step: Callable[[float], None]) -> None:
     with lock:
         if llm.n_tokens:  # a reply ran already: its tokens are in the cache
             return
         _use_threads(llm, 1)
     try:
         for start in range(0, len(tokens), PREFIX_CHUNK):
-            step()
+            step(QUIET)
             with lock:
                 if _stop_reading.is_set() or llm.n_tokens != start:
                     return
