@@ -33,6 +33,7 @@ def load(shell: Any) -> None:
 
     previous = _state.get("session")
     if previous is not None:
+        previous.stop_warm_up()
         previous.file.close()  # a reload reattaches: release the lock first
     if _state.get("recorder") is not None:
         _state.pop("recorder").detach()
@@ -66,6 +67,7 @@ def unload(shell: Any) -> None:
     _forget_settings(shell)
     session = _state.pop("session", None)
     if session is not None:
+        session.stop_warm_up()
         session.file.close()
     recorder = _state.pop("recorder", None)
     if recorder is not None:

@@ -10,6 +10,7 @@ the offline model.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import logging
@@ -110,8 +111,9 @@ class NotebookSession(AgentSession):
 
     def warm_up(self, *, in_cell: bool = False) -> threading.Thread | None:
         """If the next run's model is the in-process local one, load it on a background thread (the GGUF, and the
-        start of the prompt every first request shares), so that the first ``%%agent`` does not wait for it.
-        Not when ``%agent_config warm_up=False`` or the environment sets ``PI_NOTEBOOK_NO_PRELOAD=1`` (CI, tests).
+        start of the prompt every first request shares), so that the first ``%%agent`` does not wait for it; then,
+        after each cell, read ahead what the next ``%%agent``'s request starts with (:meth:`_read_ahead`). Not when
+        ``%agent_config warm_up=False`` or the environment sets ``PI_NOTEBOOK_NO_PRELOAD=1`` (CI, tests).
 
         It costs the cells nothing: it goes on only while no cell runs (``in_cell``: one runs now, the
         ``%load_ext`` cell), and a cell printing meanwhile loses nothing (llama.cpp's loading output goes to a log
@@ -119,7 +121,14 @@ class NotebookSession(AgentSession):
         Returns the thread, if started."""
         if not self.config.warm_up or os.environ.get("PI_NOTEBOOK_NO_PRELOAD", "") not in ("", "0"):
             return None
-        idle = _Idle(self.shell, running=in_cell)
+        self.stop_warm_up()
+        idle = self._idle = _Idle(self.shell, running=in_cell)
+        try:
+            loop: Any = asyncio.get_running_loop()  # the kernel's, on this thread: read-ahead is planned there
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            idle.after_cell = lambda: loop.call_later(idle.QUIET, self._read_ahead, idle)
 
         def work() -> None:
             try:
@@ -133,16 +142,43 @@ class NotebookSession(AgentSession):
                 idle.wait()
                 tools = [tool.to_tool() for tool in plan.tools(self.cwd)]
                 preload(plan.model, Context(system_prompt=plan.system_prompt, tools=tools), pause=idle.wait)
+                if loop is not None and not loop.is_closed():
+                    loop.call_soon_threadsafe(self._read_ahead, idle)
             except Exception as e:  # a preload is only a head start: the first run loads (and reports) for real
                 self.warm_up_error = e
                 logging.getLogger(__name__).debug("preloading the local model failed: %s", e)
-            finally:
-                idle.done = True
 
         thread = threading.Thread(target=work, name="pi-warm-up", daemon=True)
         atexit.register(thread.join, 30)  # no interpreter teardown under a running load
         thread.start()
         return thread
+
+    def _read_ahead(self, idle: _Idle) -> None:
+        """On the kernel's main thread, once no cell has run for a moment: if the next run's model is the local one
+        and it is loaded, compute the next request as a run would (:meth:`preview`, a few ms) and have a worker
+        thread read its start into the model's cache (:func:`~pi_notebook.ai.providers.local.read_ahead`)."""
+        if not idle.quiet() or idle.closed:
+            return
+        try:
+            from ..ai.providers.local import is_loaded, read_ahead
+
+            plan = self.next_plan()
+            if plan.model.api != "local" or not is_loaded(plan.model):
+                return
+            contexts = [self.preview(text, plan=plan).call.context for text in ("Hello.", "Thanks.")]
+        except Exception as e:  # a head start only: the run computes (and reports) its request for real
+            logging.getLogger(__name__).debug("reading ahead failed: %s", e)
+            return
+        threading.Thread(
+            target=read_ahead, args=(plan.model, contexts), kwargs={"pause": idle.wait}, name="pi-read-ahead",
+            daemon=True,
+        ).start()  # fmt: skip
+
+    def stop_warm_up(self) -> None:
+        """No more reading ahead for this session (the extension unloads, or a new preload starts)."""
+        idle = getattr(self, "_idle", None)
+        if idle is not None:
+            idle.close()
 
     # --- which file ------------------------------------------------------------------------------------------
 
@@ -194,21 +230,21 @@ class NotebookSession(AgentSession):
 class _Idle:
     """Whether the kernel runs no cell (IPython's ``pre_execute`` / ``post_execute``), for the preload to wait on:
     :meth:`wait` returns once no cell has run for the seconds the preload's next step asks (cells run one after
-    another, as by Run All, go first). The callbacks leave after the first cell that ends once the preload is
-    :attr:`done`."""
+    another, as by Run All, go first); :attr:`after_cell` is called as each cell ends."""
+
+    QUIET = 0.3
 
     def __init__(self, shell: Any, *, running: bool):
-        self.shell, self.done = shell, False
+        self.shell, self.closed = shell, False
+        self.after_cell: Any = None
         self._idle = threading.Event()
         self._since = 0.0  # when the last cell ended (time.monotonic)
-        events = getattr(shell, "events", None)
-        if events is None:  # no shell to ask: never wait
+        self._events = getattr(shell, "events", None)
+        if self._events is None or not running:
             self._idle.set()
-            return
-        if not running:
-            self._idle.set()
-        events.register("pre_execute", self._pre)
-        events.register("post_execute", self._post)
+        if self._events is not None:
+            self._events.register("pre_execute", self._pre)
+            self._events.register("post_execute", self._post)
 
     def _pre(self) -> None:
         self._idle.clear()
@@ -216,14 +252,25 @@ class _Idle:
     def _post(self) -> None:
         self._since = time.monotonic()
         self._idle.set()
-        if self.done:
-            self.shell.events.unregister("pre_execute", self._pre)
-            self.shell.events.unregister("post_execute", self._post)
+        if self.after_cell is not None:
+            self.after_cell()
 
-    def wait(self, quiet: float = 0.3) -> None:
+    def quiet(self, seconds: float = QUIET) -> bool:
+        """Whether no cell runs and none has for ``seconds``."""
+        return self._idle.is_set() and time.monotonic() - self._since >= seconds
+
+    def wait(self, quiet: float = QUIET) -> None:
         while True:
             self._idle.wait()
             settled = self._since + quiet - time.monotonic()
             if settled <= 0:
                 return
             time.sleep(settled)
+
+    def close(self) -> None:
+        self.closed, self.after_cell = True, None
+        self._idle.set()  # a preload waiting goes on (and ends) rather than waiting for a cell that never comes
+        if self._events is not None:
+            for event, callback in (("pre_execute", self._pre), ("post_execute", self._post)):
+                with contextlib.suppress(ValueError):
+                    self._events.unregister(event, callback)

@@ -25,7 +25,6 @@ def test_the_local_model_is_loaded_in_the_background_with_the_start_of_its_promp
     gguf = tmp_path / "model.gguf"  # the same model by another path: a load of its own, whatever ran before
     gguf.symlink_to(local.default_gguf_path())
     shell.cell(f"%agent_config default_model=local/{gguf}")
-    local._stop_reading.clear()  # (a reply earlier in this process stops every later preload's reading)
     thread = shell.session.warm_up()
     assert thread is not None
     thread.join(300)

@@ -83,3 +83,43 @@ def test_an_agent_asked_while_the_model_loads_says_so_then_answers(preloading: K
     messages = preloading.messages()
     answers = [m for m in messages if m["role"] == "assistant"]
     assert answers and all(m["stopReason"] != "error" for m in answers), answers
+
+
+WAIT_FOR = """
+import threading
+def _wait():
+    for t in threading.enumerate():
+        if t.name == {name!r}:
+            t.join()
+    print("waited for {name}")
+threading.Thread(target=_wait).start()
+"""
+HELD = """
+from pi_notebook.ai.providers import local
+session = pi_notebook.current_session()
+plan = session.next_plan()
+llm, _ = local._models[(str(local.resolve_gguf(plan.model.id)), plan.model.context_window)]
+context = session.preview("What files are in the demo folder?", plan=plan).call.context
+text = local._prompt_for(llm, context, local._plan(context)).text
+request = [int(t) for t in llm.tokenize(text.encode(), add_bos=True, special=True)]
+held = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+print(json.dumps({"held": len(held), "request": len(request), "starts_it": request[: len(held)] == held}))
+"""
+
+
+def wait_for(kernel: Kernel, thread_name: str) -> None:
+    """Until no thread of that name runs in the kernel (waited for on a thread: a cell would pause them; sent as
+    a front end's silent request, which the session does not record as a cell)."""
+    kernel.kc.execute(WAIT_FOR.format(name=thread_name), silent=True, store_history=False)
+    stream_text_until(kernel, "", (f"waited for {thread_name}\n",))
+
+
+def test_after_a_cell_the_kernel_reads_ahead_the_next_request(preloading: Kernel):
+    preloading.run("%load_ext pi_notebook\nimport json, pi_notebook")
+    wait_for(preloading, "pi-warm-up")
+    preloading.run("%bash ls demo")
+    time.sleep(1.0)  # a reader's pause: the kernel is idle, the read-ahead starts 0.3 s after the cell
+    wait_for(preloading, "pi-read-ahead")
+    seen = json.loads(preloading.run("import json, pi_notebook\n" + HELD).strip().splitlines()[-1])
+    # The model holds the next request up to the user's words: the question and what follows are all it reads.
+    assert seen["starts_it"] and seen["request"] - seen["held"] <= 25, seen

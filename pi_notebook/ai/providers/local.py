@@ -25,7 +25,7 @@ from typing import Any
 from .._base import now_ms
 from ..events import PartialBuilder, final_event
 from ..options import StreamOptions
-from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage
+from ..types import AssistantMessage, Context, Model, TextContent, ToolCall, Usage, UserMessage
 from .local_prompt import CALL_OPEN, LocalPrompt, ReplyPlan, build_prompt, parse_call, plan_reply
 
 DEFAULT_LOCAL_ID = "smollm2-135m"
@@ -63,8 +63,11 @@ _models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _loading: dict[tuple[str, int], threading.Lock] = {}
 """One lock per (path, n_ctx): a reply that needs a model being preloaded waits for that load, not a second one."""
 _registry_lock = threading.Lock()
-_stop_reading = threading.Event()
-"""Set when this process first asks the model for a reply (or exits): a preload stops reading its prompt prefix."""
+_epoch = [0]
+"""Counts the replies asked for and the reads started: a read stops when it changes (a reply goes on from what was
+read; a newer read knows better what the next request starts with)."""
+_closing = threading.Event()
+"""Set at exit (:func:`stop_preload`): every read stops."""
 PREFIX_CHUNK = 32
 """Tokens a preload reads at a time: a reply asked for meanwhile waits for one chunk at most."""
 
@@ -166,13 +169,13 @@ def preload(model: Model, context: Context | None = None, *, pause: Callable[[fl
     """Load ``model``'s GGUF in this process, so that its first reply does not wait for it; given ``context``
     (the next request's system prompt and tools; its messages are not used), also read the start every request
     with that system prompt and those tools shares (the instructions and worked examples, before the
-    conversation), so that the first reply reads only what follows.
+    conversation), so that the first reply reads only what follows (:func:`read_ahead` reads further, given the
+    conversation).
 
     Blocking: call it on a worker thread. It goes step by step (each import, the load, each chunk of
     :data:`PREFIX_CHUNK` tokens, on one llama.cpp thread) and calls ``pause(seconds)`` before each, which may block
     until the caller's main thread has been idle that long (:data:`QUIET`, :data:`QUIET_LONG`): imports hold the
-    GIL, and reading competes for the cores. It stops reading when a reply is asked for (the reply goes on from
-    what was read). Errors are raised: the caller decides whether they matter."""
+    GIL, and reading competes for the cores. Errors are raised: the caller decides whether they matter."""
     step = pause or (lambda seconds: None)
     for name in PRELOAD_IMPORTS:
         step(QUIET)
@@ -180,48 +183,83 @@ def preload(model: Model, context: Context | None = None, *, pause: Callable[[fl
     path = str(resolve_gguf(model.id))
     step(QUIET)
     llm, lock = _load(path, model.context_window)
-    if context is not None and not _stop_reading.is_set():
+    if context is not None:
         step(QUIET)
-        _read_shared_start(llm, lock, _shared_start(llm, context), step)
+        asked = [context.model_copy(update={"messages": [UserMessage(content=text)]}) for text in PLACEHOLDERS]
+        _read(llm, lock, _shared_start(llm, asked), step, only_if_empty=True)
     step(QUIET_LONG)
     importlib.import_module("jsonschema")
 
 
-def _read_shared_start(llm: Any, lock: threading.Lock, tokens: list[int], step: Callable[[float], None]) -> None:
-    with lock:
-        if llm.n_tokens:  # a reply ran already: its tokens are in the cache
-            return
-        _use_threads(llm, 1)
+PLACEHOLDERS = ("Hello.", "Thanks.")
+"""Two user messages: the requests for each differ from where the user's words start."""
+
+
+def read_ahead(model: Model, contexts: list[Context], *, pause: Callable[[float], None] | None = None) -> int:
+    """Read into the loaded ``model``'s cache what the next request will start with: the start that the requests
+    for ``contexts`` share (the same conversation, each ending with one of :data:`PLACEHOLDERS` as the user's
+    words), keeping what the cache holds of it already. Then the next reply reads only the user's words and what
+    follows. Nothing when ``model`` is not loaded. Blocking, step by step as :func:`preload`; it stops when a
+    reply is asked for or another read starts. Returns the tokens read."""
     try:
-        for start in range(0, len(tokens), PREFIX_CHUNK):
+        path = str(resolve_gguf(model.id))
+    except LocalModelError:
+        return 0
+    loaded = _models.get((path, model.context_window))
+    if loaded is None:
+        return 0
+    llm, lock = loaded
+    return _read(llm, lock, _shared_start(llm, contexts), pause or (lambda seconds: None))
+
+
+def _read(
+    llm: Any, lock: threading.Lock, tokens: list[int], step: Callable[[float], None], *, only_if_empty: bool = False
+) -> int:
+    """Evaluate ``tokens`` into ``llm``'s cache after the part of them it holds already, a chunk at a time."""
+    with lock:
+        if only_if_empty and llm.n_tokens:  # a reply or a read-ahead was first: its tokens are in the cache
+            return 0
+        _epoch[0] += 1
+        epoch = _epoch[0]
+        held = 0
+        for a, b in zip(llm.input_ids[: llm.n_tokens], tokens, strict=False):
+            if a != b:
+                break
+            held += 1
+        if held == len(tokens):
+            return 0
+        llm.n_tokens = held  # the rest of the cache is another request's
+        _use_threads(llm, 1)
+    read = 0
+    try:
+        for start in range(held, len(tokens), PREFIX_CHUNK):
             step(QUIET)
             with lock:
-                if _stop_reading.is_set() or llm.n_tokens != start:
-                    return
+                if _epoch[0] != epoch or _closing.is_set() or llm.n_tokens != start:
+                    break
                 llm.eval(tokens[start : start + PREFIX_CHUNK])
+                read += len(tokens[start : start + PREFIX_CHUNK])
     finally:
         with lock:
             _use_threads(llm, _threads())
+    return read
 
 
 def stop_preload() -> None:
-    """Make a running :func:`preload` stop after the chunk it reads (the model stays loaded)."""
-    _stop_reading.set()
+    """Make a running :func:`preload` or :func:`read_ahead` stop after the chunk it reads (the model stays
+    loaded)."""
+    _closing.set()
 
 
-def _shared_start(llm: Any, context: Context) -> list[int]:
-    """The tokens every request with ``context``'s system prompt and tools starts with: the common start of two
-    prompts that differ only in the user's message."""
-    from ..types import UserMessage
-
+def _shared_start(llm: Any, contexts: list[Context]) -> list[int]:
+    """The tokens the prompts for ``contexts`` start with alike."""
     prompts = []
-    for text in ("Hello.", "Thanks."):
-        asked = context.model_copy(update={"messages": [UserMessage(content=text)]})
-        prompt = _prompt_for(llm, asked, _plan(asked))
+    for context in contexts:
+        prompt = _prompt_for(llm, context, _plan(context))
         prompts.append(llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=True))
     shared = 0
-    for a, b in zip(*prompts, strict=False):
-        if a != b:
+    for column in zip(*prompts, strict=False):
+        if len(set(column)) > 1:
             break
         shared += 1
     return [int(token) for token in prompts[0][:shared]]
@@ -270,7 +308,7 @@ def _request(model: Model, plan: ReplyPlan, options: StreamOptions) -> dict[str,
 async def stream_local(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Any]:
     """The provider's stream function (api ``"local"``): one reply, streamed token by token. A reply that
     starts ``<tool_call>`` is held back and becomes a ToolCall block when it is complete."""
-    _stop_reading.set()  # a preload still reading its prompt prefix stops (this reply goes on from what it read)
+    _epoch[0] += 1  # a read under way stops at its next chunk (this reply goes on from what it read)
     path = str(resolve_gguf(model.id))
     llm, lock = await asyncio.to_thread(_load, path, model.context_window)
     plan = _plan(context)
