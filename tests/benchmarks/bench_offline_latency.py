@@ -12,10 +12,12 @@ from sending the cell to:
 * the answer: the kernel idle, the cell's final output written.
 
 *Ours* waits after ``%load_ext`` until the preload is done (an idle kernel: a reader takes longer than that to
-reach the question) and reports what the preload cost: its wall time, the kernel's CPU time for it and the
-resident memory it adds (against the baseline kernels at the same point). *The baseline* kernels have
-``PI_NOTEBOOK_NO_PRELOAD=1``: the first reply loads the model and reads its whole prompt itself. Kernels of the two
-kinds alternate.
+reach the question), runs the cells, pauses :data:`READER_PAUSE` seconds before the question (the kernel reads the
+next request's start meanwhile), and reports what the preload cost: its wall time, the kernel's CPU time for it and
+the resident memory it adds (against the baseline kernels at the same point). *The baseline* kernels have
+``PI_NOTEBOOK_NO_PRELOAD=1`` and the same pauses: the first reply loads the model and reads its whole prompt itself.
+Kernels of the two kinds alternate. P8b's note gives the kernel's CPU time for the question's cell, which on a
+busy machine says more than the wall time about an idle one.
 
 P8f, P8g and P8h are the preload's cost on the kernel's main thread: a cell running a fixed busy loop, sent the
 moment ``%load_ext`` returns (P8f), a second later, with the preload under way (P8g), and the moment the preload
