@@ -132,6 +132,7 @@ class NotebookSession(AgentSession):
 
         def work() -> None:
             try:
+                idle.wait()  # everything here is work for the GIL: finding the model may import an HTTP client
                 plan = self.next_plan()
                 if plan.model.api != "local":
                     return
