@@ -144,7 +144,7 @@ def _threads() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         load = os.getloadavg()[0]
-    except OSError:  # not on every platform
+    except (AttributeError, OSError):  # not on Windows, nor where it cannot be read
         load = 0.0
     return max(1, min(4, cores, int(cores - load + 0.5)))
 
