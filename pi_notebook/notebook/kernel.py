@@ -128,7 +128,12 @@ class NotebookSession(AgentSession):
         except RuntimeError:
             loop = None
         if loop is not None:
-            idle.after_cell = lambda: loop.call_later(idle.QUIET, self._read_ahead, idle)
+
+            def after_cell() -> None:  # in IPython's post_execute: nothing here may raise
+                if not loop.is_closed():
+                    loop.call_later(idle.QUIET, self._read_ahead, idle)
+
+            idle.after_cell = after_cell
 
         def work() -> None:
             try:
