@@ -6,6 +6,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from pi_notebook.ai import faux
+from pi_notebook.notebook.widgets import TranscriptWidget
 
 
 class Shell:
@@ -45,3 +46,18 @@ def shell(tmp_path, monkeypatch):
     ip.run_line_magic("unload_ext", "pi_notebook")
     ip.user_ns.pop("__session__", None)
     faux.reset()
+
+
+@pytest.fixture
+def statuses(shell, monkeypatch):
+    """The status texts the live views of the cells were given (the shell acts as a front end's kernel)."""
+    said: list[str] = []
+    original = TranscriptWidget.set_status
+
+    def record(self, text):
+        said.append(text)
+        original(self, text)
+
+    monkeypatch.setattr(TranscriptWidget, "set_status", record)
+    monkeypatch.setattr(shell.ip, "kernel", object(), raising=False)  # live views, as in Jupyter
+    return said

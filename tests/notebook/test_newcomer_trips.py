@@ -117,21 +117,6 @@ def test_run_all_stops_at_the_missing_key_cell(tmp_path, monkeypatch):
 # --- a running cell says what it is doing -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def statuses(shell, monkeypatch):
-    """The status texts the live views of the cells were given (the shell acts as a front end's kernel)."""
-    said: list[str] = []
-    original = TranscriptWidget.set_status
-
-    def record(self, text):
-        said.append(text)
-        original(self, text)
-
-    monkeypatch.setattr(TranscriptWidget, "set_status", record)
-    monkeypatch.setattr(shell.ip, "kernel", object(), raising=False)  # live views, as in Jupyter
-    return said
-
-
 def test_a_running_bash_says_it_is_running(shell, statuses):
     shell.cell("%bash sleep 0.3")
     assert statuses == ["running for {elapsed}"]  # from its start to its end (then the view gives way)

@@ -10,7 +10,6 @@ import pytest
 
 from pi_notebook.ai.providers import local
 from pi_notebook.ai.types import Context, UserMessage
-from pi_notebook.notebook.widgets import TranscriptWidget
 
 
 @pytest.fixture
@@ -79,21 +78,6 @@ def test_the_preload_waits_while_a_cell_runs(shell, preloading, monkeypatch):
     assert shell.ip.user_ns["started_during_the_cell"] is False
     assert started.wait(10)  # then the kernel is idle: it goes on
     thread.join(10)
-
-
-@pytest.fixture
-def statuses(shell, monkeypatch):
-    """The status texts the live views of the cells were given (the shell acts as a front end's kernel)."""
-    said: list[str] = []
-    original = TranscriptWidget.set_status
-
-    def record(self, text):
-        said.append(text)
-        original(self, text)
-
-    monkeypatch.setattr(TranscriptWidget, "set_status", record)
-    monkeypatch.setattr(shell.ip, "kernel", object(), raising=False)  # live views, as in Jupyter
-    return said
 
 
 def test_an_agent_asked_while_the_preload_loads_says_so_and_waits_for_that_load(
