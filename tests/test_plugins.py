@@ -279,3 +279,16 @@ def test_a_saved_form_carries_only_the_saved_renderers_of_the_roles_it_shows(mon
     widgets.register_renderer("ticketEvent", "export default () => {} // mine")
     assert "renderers" not in widgets.TranscriptWidget(messages).saved_bundle()[saved.TRANSCRIPT_MIME]
     w.close()
+
+
+def test_a_plugin_installed_while_the_kernel_runs_is_found_by_the_next_load(tmp_path, monkeypatch):
+    """The scan of installed packages is kept between loads (it costs tens of milliseconds of ``%load_ext``), but
+    a package installed into an import folder after it is seen by the next scan."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    before = [e.name for e in plugins._entry_points()]
+    assert "late" not in before
+    assert [e.name for e in plugins._entry_points()] == before  # nothing installed: the same scan
+    write_plugin(site, "pi-nb-late", "late = pi_nb_late:setup", {"pi_nb_late": "def setup(plugin):\n    pass\n"})
+    assert "late" in [e.name for e in plugins._entry_points()]

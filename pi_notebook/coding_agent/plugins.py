@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -183,10 +184,30 @@ _loaded: dict[tuple[str, str], LoadedPlugin] = {}  # (name, value) → what load
 _lock = threading.RLock()
 
 
+_scanned: tuple[tuple[tuple[str, int], ...], list[importlib.metadata.EntryPoint]] | None = None
+
+
+def _path_stamp() -> tuple[tuple[str, int], ...]:
+    """Each import folder with its modification time: installing or removing a package changes its folder's."""
+    stamp = []
+    for folder in sys.path:
+        try:
+            stamp.append((folder, os.stat(folder or ".").st_mtime_ns))
+        except OSError:
+            stamp.append((folder, -1))
+    return tuple(stamp)
+
+
 def _entry_points() -> list[importlib.metadata.EntryPoint]:
     """The group's entry points by name: the same order on every machine (the first of two clashing plugins
-    wins)."""
-    return sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value))
+    wins). Reading every installed package's metadata takes tens of milliseconds, so the scan is kept while no
+    import folder changed (a package installed in the running kernel is found by the next load)."""
+    global _scanned
+    stamp = _path_stamp()
+    if _scanned is None or _scanned[0] != stamp:
+        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        _scanned = (stamp, sorted(found, key=lambda e: (e.name, e.value)))
+    return _scanned[1]
 
 
 def _distribution(entry_point: importlib.metadata.EntryPoint) -> str:
