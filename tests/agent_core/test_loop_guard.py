@@ -161,6 +161,20 @@ def test_a_reply_that_repeats_itself_is_cut_while_streaming_and_the_run_stops():
     assert faux.provider.pending_count == 1  # the run ended
 
 
+def test_a_reply_that_repeats_itself_after_a_longer_turn_is_still_cut_while_streaming():
+    # The guard looks every few characters of a growing text; a new turn starts counting again.
+    tool, _ = counting_ls()
+    faux.set_responses([[faux.text(PROSE * 3), faux.tool_call("ls", {})], DEGENERATE, "never reached"])
+    agent, events = agent_with([tool])
+    run(agent.prompt("what is my task?"))
+    assert len(PROSE * 3) > len(DEGENERATE)
+    reply = agent.messages[-1]
+    assert reply.content[0].text.startswith("Here is what I will do. Your task is: [\n\n[Note: this reply")
+    starts = [i for i, e in enumerate(events) if e.type == "message_start" and e.message.role == "assistant"]
+    updates = [e for e in events[starts[-1] :] if e.type == "message_update"]
+    assert len(updates) < len(DEGENERATE) // 16 // 2  # stopped early, as in a first turn
+
+
 def test_a_cut_reply_is_what_the_model_sees_next_time():
     faux.set_responses([DEGENERATE, "Sorry, your task is to write tests."])
     agent, _ = agent_with()
