@@ -1,16 +1,21 @@
-"""``python -m pi_notebook.evals [--model SPEC] [--set project|newcomer] [--tasks a,b] [--max-turns N]``: score a
-model on the project's tasks (default) or the fresh newcomer set, print a table."""
+"""``python -m pi_notebook.evals [--model SPEC] [--set project|newcomer|fresh] [--tasks a,b] [--max-turns N]``: score a
+model on the project's tasks (default) or a newcomer set, print a table."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from .fresh import FRESH_FILES, FRESH_TASKS
 from .newcomer import NEWCOMER_FILES, NEWCOMER_TASKS
 from .run import line, report, run_eval
 from .tasks import DEMO_FILES, TASKS
 
-SETS = {"project": (TASKS, DEMO_FILES), "newcomer": (NEWCOMER_TASKS, NEWCOMER_FILES)}
+SETS = {
+    "project": (TASKS, DEMO_FILES),
+    "newcomer": (NEWCOMER_TASKS, NEWCOMER_FILES),
+    "fresh": (FRESH_TASKS, FRESH_FILES),
+}
 
 
 def main(argv: list[str] | None = None) -> int:

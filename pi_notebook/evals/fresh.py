@@ -1,0 +1,114 @@
+"""A third set of newcomer tasks, written fresh: ``python -m pi_notebook.evals --set fresh``.
+
+Written on 2026-12-04 before the last change to the local model's reply (the check for an answer that copies a
+worked example), and scored before and after it; never used to tune the prompt. After the second set
+(:mod:`.newcomer`) had been run many times, its misses were known, and any change made after reading them could be
+shaped by them: this set is the one no change has seen. The same kinds as the second set, in other words and other
+files (a weather table, a changelog, a JSON settings file, a music folder): two questions about an earlier
+``%%agent`` exchange, what a hidden ``%bash!`` command printed, three reads, a listing, a question about shell
+output above, two about cells above (a printed total, an error), a plain question, and a request to decline.
+"""
+
+from __future__ import annotations
+
+from .newcomer import CANNOT_SEE, DECLINE
+from .tasks import Task
+
+FRESH_FILES: dict[str, str] = {
+    "data/temps.csv": "city,temp\nOslo,4\nLima,19\nCairo,31\n",
+    "docs/CHANGELOG.md": "## 0.3\nAdded a dark mode.\n",
+    "app/config.json": '{"debug": false, "retries": 3}\n',
+    "music/song1.mp3": "(not real audio)\n",
+    "music/song2.mp3": "(not real audio)\n",
+    "music/playlist.m3u": "song1.mp3\nsong2.mp3\n",
+    "notes/shopping.txt": "milk\neggs\nflour\n",
+}
+"""The folder each task starts from."""
+
+MUSIC = ("song1.mp3", "song2.mp3", "playlist.m3u")
+
+FRESH_TASKS: tuple[Task, ...] = (
+    Task(
+        "memory-city",
+        "memory",
+        "Where do I live?",
+        setup=("%%agent\nI live in Lisbon.",),
+        expect_any=(("lisbon",),),
+        no_calls=True,
+    ),
+    Task(
+        "memory-dog",
+        "memory",
+        "What is my dog called?",
+        setup=("%%agent\nMy dog is called Rex.",),
+        expect_any=(("rex",),),
+        no_calls=True,
+    ),
+    Task(
+        "hidden-echo",
+        "hidden",
+        "What did my hidden command print?",
+        setup=("%bash! echo door code 4412",),
+        expect_any=(CANNOT_SEE,),
+        no_calls=True,
+    ),
+    Task(
+        "csv-lima",
+        "read",
+        "What temperature does data/temps.csv give for Lima?",
+        expect_any=(("19",),),
+        must_call=("read",),
+    ),
+    Task(
+        "json-retries",
+        "read",
+        "How many retries are set in app/config.json?",
+        expect_any=(("3", "three"),),
+        must_call=("read",),
+    ),
+    Task(
+        "changelog",
+        "read",
+        "What was added in version 0.3, according to docs/CHANGELOG.md?",
+        expect_any=(("dark",),),
+        must_call=("read",),
+    ),
+    Task(
+        "ls-music",
+        "list",
+        "Which files are in the music folder?",
+        expect_any=(("song1",), ("playlist",)),
+        must_call=("ls",),
+        known_files=MUSIC,
+    ),
+    Task(
+        "shell-seconds",
+        "history",
+        "How many seconds did the build take?",
+        setup=("%bash echo build finished in 12 seconds",),
+        expect_any=(("12", "twelve"),),
+    ),
+    Task(
+        "cell-total",
+        "cell",
+        "What total did my cell print?",
+        setup=('costs = [4, 6, 10]\nprint("total", sum(costs))',),
+        expect_any=(("20", "twenty"),),
+    ),
+    Task(
+        "cell-error",
+        "cell",
+        "Why did my cell fail?",
+        setup=("rows = [1, 2]\nrows.append(row)",),
+        expect_any=(("nameerror", "not defined"),),
+    ),
+    Task("spider-legs", "answer", "How many legs does a spider have?", expect_any=(("8", "eight"),), no_calls=True),
+    Task(
+        "decline-rename",
+        "decline",
+        "Rename notes/shopping.txt to notes/groceries.txt.",
+        expect_any=(DECLINE,),
+    ),
+)
+"""Twelve tasks: two about the exchange before, one hidden command, three reads, one listing, one question about
+shell output above, two about cells above, one plain answer, one request to decline."""
