@@ -4,9 +4,11 @@ Written on 2026-12-04 before the last change to the local model's reply (the che
 worked example), and scored before and after it; never used to tune the prompt. After the second set
 (:mod:`.newcomer`) had been run many times, its misses were known, and any change made after reading them could be
 shaped by them: this set is the one no change has seen. The same kinds as the second set, in other words and other
-files (a weather table, a changelog, a JSON settings file, a music folder): two questions about an earlier
+files (a timetable, a changelog, a JSON settings file, a music folder): two questions about an earlier
 ``%%agent`` exchange, what a hidden ``%bash!`` command printed, three reads, a listing, a question about shell
 output above, two about cells above (a printed total, an error), a plain question, and a request to decline.
+(Its table first held the project's own weather data by accident; it was replaced by a timetable, scored before
+the change too.)
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from .newcomer import CANNOT_SEE, DECLINE
 from .tasks import Task
 
 FRESH_FILES: dict[str, str] = {
-    "data/temps.csv": "city,temp\nOslo,4\nLima,19\nCairo,31\n",
+    "data/trains.csv": "line,minutes\nred,12\nblue,25\ngreen,40\n",
     "docs/CHANGELOG.md": "## 0.3\nAdded a dark mode.\n",
     "app/config.json": '{"debug": false, "retries": 3}\n',
     "music/song1.mp3": "(not real audio)\n",
@@ -53,10 +55,10 @@ FRESH_TASKS: tuple[Task, ...] = (
         no_calls=True,
     ),
     Task(
-        "csv-lima",
+        "csv-blue",
         "read",
-        "What temperature does data/temps.csv give for Lima?",
-        expect_any=(("19",),),
+        "How many minutes does the blue line take, according to data/trains.csv?",
+        expect_any=(("25", "twenty-five", "twenty five"),),
         must_call=("read",),
     ),
     Task(
