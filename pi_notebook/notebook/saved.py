@@ -2,16 +2,31 @@
 
 A finished ``%%agent`` or ``%bash`` cell replaces its live widget with a static display bundle:
 
-- ``application/vnd.pi-notebook.transcript+json``: the transcript's state as plain JSON (``version``, ``title``,
-  ``messages`` in Pi JSON, ``visibility``, ``show_hidden``, and ``renderers``: an installed plugin's renderers of
-  its roles); the JupyterLab / Notebook 7 extension shipped in the wheel (``widgets/labextension``) draws it with
-  the widget's own view, without a kernel (the renderers only in a trusted notebook). Each message's text is here
-  once, in full;
+- ``application/vnd.pi-notebook.transcript+json``: the transcript's state as plain JSON (``messages`` in Pi JSON,
+  and where they differ from the defaults ``title``, ``visibility``, ``show_hidden``, ``renderers``: an installed
+  plugin's renderers of its roles, and ``version``: absent means 1); the JupyterLab / Notebook 7 extension shipped
+  in the wheel (``widgets/labextension``) draws it with the widget's own view, without a kernel (the renderers
+  only in a trusted notebook). Each message's text is here once, in full;
 - ``text/html``: a static rendering for nbconvert, GitHub, VS Code without the extension, written from each
   message's :class:`~pi_notebook.notebook.forms.Form` (its header and parts as in ``text/plain``, without an
-  assistant's usage): one ``<style>`` block of our own and class names give each role its look; everything else
-  is escaped text, with no script, handler or URL at all, and long texts are cut (the JSON holds them whole);
+  assistant's usage): class names give each role its look, from our one ``<style>`` block (:data:`STYLE`);
+  everything else is escaped text, with no script, handler or URL at all, and long texts are cut (the JSON holds
+  them whole);
 - ``text/plain``: the same, as text, cut the same way.
+
+The stylesheet is in the first transcript a front end gets from a kernel, not in every one
+(:func:`~pi_notebook.notebook.static_display.carries_stylesheet` decides; the cell that carries it carries it
+again when it is re-run, so re-running it does not take the looks away from the others). In every page that
+draws the fallback, a ``<style>`` anywhere applies to the whole page: nbconvert's HTML, VS Code (whose outputs
+share one document) and a trusted notebook in JupyterLab or Notebook 7 without the extension; GitHub, and
+JupyterLab in an untrusted notebook, drop ``<style>`` anyway. It was 340 bytes in every cell, as much as a
+one-line exchange's messages, and made a notebook of short exchanges more than 2× its session file. What a reader
+loses: where the output that carries it is cleared or its cell deleted (or, in JupyterLab's "full" windowing
+mode, scrolled out of the page), the other transcripts lose colours, borders and line wrapping, not a word: each
+message keeps its bold label and its text in its own ``<pre>``, and a hidden one stays folded in ``<details>``.
+Short inline attributes instead (a border on each message, wrapping on each ``<pre>``: about 90 bytes a message)
+would still cost half the stylesheet in a one-line exchange and more than it from four messages on. The
+inspector's fallback, one per ``inspect()`` and large anyway, always carries it.
 
 No widget view and so no widget state: a saved output holds no copy of the widget code. The inspector stays a live
 widget while open; its display bundle carries ``application/vnd.pi-notebook.inspector+json`` (with the request
@@ -44,7 +59,8 @@ __all__ = [
 TRANSCRIPT_MIME = "application/vnd.pi-notebook.transcript+json"
 INSPECTOR_MIME = "application/vnd.pi-notebook.inspector+json"
 SAVED_VERSION = 1
-"""Version of the JSON shapes above (``widgets/src/snapshot.js`` reads the same)."""
+"""Version of the JSON shapes above (``widgets/src/snapshot.js`` reads the same). A transcript's JSON leaves
+``version`` out while it is 1 (the reader takes a missing one as 1); a later shape writes its number."""
 
 HTML_LIMIT = 2_000
 """Characters of one text shown by the ``text/html`` fallback (the JSON keeps all of it)."""
@@ -58,15 +74,17 @@ INSPECTOR_KEYS = (
     "model_name", "notes", "compaction",
 )  # fmt: skip
 
-# One small stylesheet per output (nbconvert, VS Code and GitHub show outputs without the extension's CSS): class
-# names only, no url(), no @import, nothing that loads anything. Short names: it is in every saved output.
+# The fallbacks' one small stylesheet (nbconvert, VS Code and GitHub show outputs without the extension's CSS): class
+# names only, no url(), no @import, nothing that loads anything. Short names: it is in many saved outputs.
 STYLE = (
     "<style>.pi-s>div,.pi-s>details{border-left:3px solid #999;padding:2px 8px;margin:0 0 6px}"
     ".pi-s pre{white-space:pre-wrap;margin:0;background:none}.pi-s .u{border-color:#1976d2}"
     ".pi-s .b pre{background:#222;color:#eee}.pi-s .s{border-color:#f57c00}.pi-s .c{border-color:#0097a7}"
     ".pi-s .h{border-style:dashed}.pi-s i{opacity:.7}</style>"
 )
-_LOOK_CLASS = {"user": "u", "assistant": "a", "toolResult": "t", "shell": "b", "summary": "s", "custom": "c"}
+_LOOK_CLASS = {"user": "u", "shell": "b", "summary": "s", "custom": "c"}
+"""The looks :data:`STYLE` has a rule for (an assistant's, a tool result's and any other message's are the plain
+block: a class of their own would be bytes in every cell that change nothing)."""
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:
@@ -98,14 +116,21 @@ def _message_html(form: Form, hidden: bool) -> str:
     inner += f"<i>{_esc(_cut_note(left_out))}</i>" if left_out else ""
     if hidden:
         return f"<details class=h><summary>{_esc(label)} (hidden in the UI)</summary>{inner}</details>"
-    return f"<div class={_LOOK_CLASS.get(form.look, 'o')}>{inner}</div>"
+    look = _LOOK_CLASS.get(form.look)
+    return f"<div class={look}>{inner}</div>" if look else f"<div>{inner}</div>"
 
 
 def transcript_html(
-    messages: list[dict[str, Any]], visibility: list[str], title: str = "", show_hidden: bool = False
+    messages: list[dict[str, Any]],
+    visibility: list[str],
+    title: str = "",
+    show_hidden: bool = False,
+    *,
+    style: bool = True,
 ) -> str:
-    """The static ``text/html`` of a transcript (Pi JSON messages): every text escaped, long ones cut."""
-    parts = ['<div class="pi-s">', STYLE]
+    """The static ``text/html`` of a transcript (Pi JSON messages): every text escaped, long ones cut; ``style``:
+    with :data:`STYLE` (see the module's docstring for where it is left out)."""
+    parts = ["<div class=pi-s>", STYLE if style else ""]
     if title:
         parts.append(f"<h4>{_esc(title)}</h4>")
     for i, message in enumerate(messages):
@@ -119,12 +144,12 @@ def transcript_html(
 
 def transcript_plain(messages: list[dict[str, Any]], title: str = "", *, full: bool = False) -> str:
     """``text/plain`` of a transcript. ``full``: every message (each cut to :data:`PLAIN_LIMIT` characters), for a
-    terminal; else a summary (the roles, and the last message cut to a few lines), for a notebook, where the
-    other forms are shown and a stable, short text is what tools such as nbval compare."""
+    terminal; else a summary (the roles, ``user, assistant ×2, toolResult``, and the last message cut to a few
+    lines), for a notebook, where the other forms are shown and a stable, short text is what tools such as nbval
+    compare (and what a PDF of the notebook shows)."""
     if not full:
         roles = Counter(str(m.get("role", "?")) for m in messages)
-        noun = "message" if len(messages) == 1 else "messages"
-        head = f"{len(messages)} {noun}: " + ", ".join(f"{r} ×{n}" if n > 1 else r for r, n in roles.items())
+        head = ", ".join(f"{r} ×{n}" if n > 1 else r for r, n in roles.items())
         lines = [title] if title else []
         lines.append(head if messages else "(no messages)")
         if messages:
@@ -156,8 +181,9 @@ def transcript_data(
     Each message is its Pi JSON on one line, as in the session file: a notebook is saved with every nested value
     on a line of its own, indented, which makes short messages twice their size; one string per message keeps
     them about the session file's size, and a diff of the notebook one line per message. ``visibility`` lists
-    only the messages not shown and sent alike (``"both"``), by index."""
-    data: dict[str, Any] = {"version": SAVED_VERSION, "messages": [_line(m) for m in messages]}
+    only the messages not shown and sent alike (``"both"``), by index; ``version`` only past 1."""
+    data: dict[str, Any] = {"messages": [_line(m) for m in messages]}
+    data.update({"version": SAVED_VERSION} if SAVED_VERSION != 1 else {})
     hidden = {str(i): level for i, level in enumerate(visibility) if level != "both"}
     data.update({"title": title} if title else {}, **({"visibility": hidden} if hidden else {}))
     data.update({"renderers": dict(renderers)} if renderers else {})
@@ -172,14 +198,15 @@ def transcript_bundle(
     *,
     full_text: bool = False,
     renderers: dict[str, str] | None = None,
+    style: bool = True,
 ) -> dict[str, Any]:
     """The static display bundle of a transcript: its JSON (with ``renderers``, see :func:`transcript_data`),
-    ``text/html`` and ``text/plain`` (``full_text``: every message, for a terminal; else a short summary). UTF-8
-    encodable (:func:`~.utf8.utf8_safe`)."""
+    ``text/html`` (``style``: with the stylesheet) and ``text/plain`` (``full_text``: every message, for a
+    terminal; else a short summary). UTF-8 encodable (:func:`~.utf8.utf8_safe`)."""
     return utf8_safe(
         {
             TRANSCRIPT_MIME: transcript_data(messages, visibility, title, show_hidden, renderers),
-            "text/html": transcript_html(messages, visibility, title, show_hidden),
+            "text/html": transcript_html(messages, visibility, title, show_hidden, style=style),
             "text/plain": transcript_plain(messages, title, full=full_text),
         }
     )
@@ -216,7 +243,7 @@ def llm_text(messages: list[Any]) -> str:
 
 def inspector_html(state: dict[str, Any], summary: str) -> str:
     """The static ``text/html`` of an inspector's state: a two-column table and the request body shown, cut."""
-    parts = ['<div class="pi-s">', STYLE, f"<h4>{_esc(summary)}</h4>"]
+    parts = ["<div class=pi-s>", STYLE, f"<h4>{_esc(summary)}</h4>"]
     parts += [f"<p><i>{_esc(note)}</i></p>" for note in state.get("notes", [])]
     parts.append("<table><thead><tr><th>#</th><th>AgentMessage</th><th>What the LLM got</th></tr></thead><tbody>")
     for row in state.get("rows", []):

@@ -10,6 +10,10 @@ a finished ``%%agent`` cell's. The Python object goes on working (an inspector s
 converters: ``insp.rows`` answers), with no front end to tell. A widget made with a comm and displayed there
 (a ``TranscriptWidget(...)`` of your own) shows its saved form too, and then leaves the front end: it sends its
 state once more with its code and data emptied, so what the runner keeps is a few hundred bytes.
+
+Which saved form carries the ``text/html`` fallback's stylesheet (:func:`carries_stylesheet`; why once, in
+:mod:`~pi_notebook.notebook.saved`) is decided here too: it depends on the request being answered, not on the
+transcript.
 """
 
 from __future__ import annotations
@@ -64,6 +68,33 @@ def emptied_state(widget: Any) -> dict[str, Any]:
             default = widget.trait_defaults(name)
             state[name] = default if isinstance(default, (str, int, float, bool, list, dict, type(None))) else None
     return state
+
+
+_style_carriers: dict[str, str | None] = {}
+"""Front end connection (the ``session`` of its requests' headers) → the cell whose saved form carries the
+stylesheet (``None``: a front end that names no cell, such as nbclient, which runs each cell once)."""
+
+
+def carries_stylesheet() -> bool:
+    """Whether a transcript's saved form displayed now carries the ``text/html`` fallback's stylesheet
+    (:data:`~pi_notebook.notebook.saved.STYLE`): the first one each front end connection gets from this kernel,
+    and every later one from the same cell (a re-run replaces the output that carried it). Outside a Jupyter
+    kernel (plain Python, a terminal IPython), and where no request is known: always."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return True
+    kernel = getattr(get_ipython(), "kernel", None)
+    parent = kernel.get_parent("shell") if kernel is not None and hasattr(kernel, "get_parent") else None
+    if not parent:
+        return True
+    client = str((parent.get("header") or {}).get("session", ""))
+    cell_id = (parent.get("metadata") or {}).get("cellId")
+    cell_id = cell_id if isinstance(cell_id, str) and cell_id else None
+    if client not in _style_carriers:
+        _style_carriers[client] = cell_id
+        return True
+    return cell_id is not None and _style_carriers[client] == cell_id
 
 
 class StaticWhenHeadless:

@@ -34,7 +34,7 @@ from ..ai.jstext import js_length
 from ..coding_agent.agent_session import AgentSession
 from ..coding_agent.session import SessionFile
 from .saved import transcript_bundle
-from .static_display import DISCARDED_ESM, StaticWhenHeadless, headless_kernel, interactive_frontend
+from .static_display import DISCARDED_ESM, StaticWhenHeadless, carries_stylesheet, headless_kernel, interactive_frontend
 from .utf8 import utf8_safe
 
 __all__ = [
@@ -564,7 +564,10 @@ class TranscriptWidget(LiveWidget):
             with self._lock:
                 data, levels = self._convert(list(messages))
         renderers = saved_renderers(self.renderers, data)
-        return transcript_bundle(data, levels, self.title, self.show_hidden, full_text=full_text, renderers=renderers)
+        style = carries_stylesheet()  # once per front end: see pi_notebook.notebook.saved
+        return transcript_bundle(
+            data, levels, self.title, self.show_hidden, full_text=full_text, renderers=renderers, style=style
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
         """The widget view plus its saved form (:meth:`saved_bundle`, every message in ``text/plain``), which the

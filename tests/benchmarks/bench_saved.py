@@ -9,8 +9,11 @@ written with nbformat, as Jupyter saves it; its outputs are never written by han
   closed); by JupyterLab itself (Run All, then Save, with "Save Widget State Automatically" on, in the browser
   tests' JupyterLab + Chromium); and without any widget state (P7b, for reference). Each row's note splits the
   file by part (widget state, the transcript's JSON, its HTML and the HTML's style, text/plain, cell metadata and
-  sources), which says where a miss comes from. A reference row keeps the longer exchanges measured before (10
-  cells of 10 messages: 4 tool calls and their results).
+  sources), which says where a miss comes from. nbclient writes its own execution timings into every cell's
+  metadata (``record_timing``, on by default: four timestamps a cell, about 0.4× the session file here): a
+  reference row runs the same notebook with ``record_timing=False``, and the nbclient row's floor is 2× plus what
+  the timings add, so it is at its floor exactly when the notebook without them is within 2×. A reference row
+  keeps the longer exchanges measured before (10 cells of 10 messages: 4 tool calls and their results).
 - P7c: 20 ``%bash echo hi`` cells: the .ipynb size.
 - P7d: one ``%%agent`` cell whose prompt (a notebook variable, ``{prompt}``) is 5 MB: the .ipynb against the
   prompt's size.
@@ -46,10 +49,12 @@ def _client_class() -> Any:
     return SavingClient
 
 
-def execute(folder: Path, cells: list[str], name: str = "saved", client: Any = None) -> tuple[Path, Path]:
+def execute(
+    folder: Path, cells: list[str], name: str = "saved", client: Any = None, **options: Any
+) -> tuple[Path, Path]:
     """Run ``cells`` in a fresh kernel in ``folder`` (with ``client``, a NotebookClient class: by default one that
-    drops the state of the widgets the kernel closed); write the notebook with and without its widget state.
-    Returns the two paths."""
+    drops the state of the widgets the kernel closed; ``options``: its traits, e.g. ``record_timing=False``);
+    write the notebook with and without its widget state. Returns the two paths."""
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -57,7 +62,7 @@ def execute(folder: Path, cells: list[str], name: str = "saved", client: Any = N
     saved = os.environ.pop("JPY_SESSION_NAME", None)  # headless, as nbconvert --execute runs
     try:
         (client or _client_class())(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}, **options
         ).execute()
     finally:
         if saved is not None:
@@ -176,11 +181,21 @@ def saved_sizes(quick: bool) -> list[Result]:
         with_state, without = execute(short, short_cells(count), client=_nbclient())
         jsonl = session_file(short).stat().st_size
         what = f"{count} one-line %%agent exchanges: .ipynb"
-        results.append(
-            size_row(
-                "P7", f"{what} saved by nbclient (nbconvert --execute), widget state kept", with_state, jsonl, quick
-            )
+        nbclient_row = size_row(
+            "P7", f"{what} saved by nbclient (nbconvert --execute), widget state kept", with_state, jsonl, quick
         )
+        results.append(nbclient_row)
+        untimed = folder / "untimed"
+        untimed.mkdir()
+        untimed_nb, _ = execute(untimed, short_cells(count), client=_nbclient(), record_timing=False)
+        untimed_row = size_row(
+            "P7", f"{what} saved by nbclient with record_timing=False (reference: no timings in cell metadata)",
+            untimed_nb, session_file(untimed).stat().st_size, quick, None,
+        )  # fmt: skip
+        results.append(untimed_row)
+        # nbclient's timings are nbclient's: the row stands on 2× plus what they add, measured here
+        nbclient_row.floor = 2.0 + (nbclient_row.ratio or 0) - (untimed_row.ratio or 0)
+        nbclient_row.floor_note = "2× + nbclient's execution timings (the record_timing=False row)"
         lab_path, lab_session = lab_saved(f"p7-short-{count}", short_cells(count))
         lab_row = size_row(
             "P7", f"{what} saved by JupyterLab (widget state on)", lab_path, lab_session.stat().st_size, quick

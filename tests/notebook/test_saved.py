@@ -33,7 +33,13 @@ def test_a_notebook_executed_headless_keeps_each_cell_once_and_no_widget(tmp_pat
     assert len(shown) == 4 and all(set(o["data"]) == SAVED_FORM for o in shown)
     agent = {k: v if k == TRANSCRIPT_MIME else "".join(v) for k, v in shown[0]["data"].items()}
     assert [json.loads(m)["role"] for m in agent[TRANSCRIPT_MIME]["messages"]] == ["user", "assistant"]
-    assert "It is **done**." in agent["text/html"] and agent["text/plain"].startswith("2 messages: user, assistant")
+    assert "It is **done**." in agent["text/html"] and agent["text/plain"].startswith(
+        "user, assistant\nIt is **done**."
+    )
+    # the stylesheet once, in the first output (it applies to the whole page); the others keep their class names
+    pages = ["".join(o["data"]["text/html"]) for o in shown]
+    assert [page.count("<style>") for page in pages] == [1, 0, 0, 0] and STYLE in pages[0]
+    assert all(page.startswith("<div class=pi-s><div class=") for page in pages[1:])
     # nbclient saves the last state of closed widgets: the cells emptied theirs before closing them
     models = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
     assert all(len(json.dumps(model)) < 2_000 for model in models.values())
@@ -64,7 +70,7 @@ class SavedNote(PiModel):
 def saved_html(message, level="both", show_hidden=False):
     data = to_pi_json(message) if hasattr(message, "to_pi_json") else message
     page = transcript_bundle([data], [level], show_hidden=show_hidden)["text/html"]
-    return page.removeprefix(f'<div class="pi-s">{STYLE}').removesuffix("</div>")
+    return page.removeprefix(f"<div class=pi-s>{STYLE}").removesuffix("</div>")
 
 
 def assistant(*content, **kw):
@@ -77,11 +83,11 @@ def assistant(*content, **kw):
         (UserMessage(content="hi <b>"), "<div class=u><b>[user]</b><pre>hi &lt;b&gt;</pre></div>"),
         (
             assistant(TextContent(text="Done."), ToolCall(id="t1", name="ls", arguments={}), usage=Usage(input=12)),
-            "<div class=a><b>[assistant]</b><pre>Done.&#10;→ ls {}</pre></div>",
+            "<div><b>[assistant]</b><pre>Done.&#10;→ ls {}</pre></div>",
         ),
         (
             ToolResultMessage(tool_call_id="t1", tool_name="ls", content=[TextContent(text="a.txt")], is_error=True),
-            "<div class=t><b>[tool result: ls] (✗ error)</b><pre>a.txt</pre></div>",
+            "<div><b>[tool result: ls] (✗ error)</b><pre>a.txt</pre></div>",
         ),
         (
             BashExecutionMessage(command="ls", output="a\n", exit_code=0, exclude_from_context=True),
@@ -115,19 +121,51 @@ def test_a_hidden_message_is_folded_under_its_label_unless_hidden_ones_are_shown
 def test_an_assistant_message_with_no_text_shows_no_usage_either():
     # The usage footer is the live view's and the JSON's; an empty answer used to show it as its text.
     empty = assistant(usage=Usage(input=10, output=0))
-    assert saved_html(empty) == "<div class=a><b>[assistant]</b></div>"
+    assert saved_html(empty) == "<div><b>[assistant]</b></div>"
     bundle = transcript_bundle([to_pi_json(empty)], ["both"])
-    assert "faux-1" not in bundle["text/plain"] and bundle["text/plain"].startswith("1 message: assistant")
+    assert "faux-1" not in bundle["text/plain"] and bundle["text/plain"].startswith("assistant\n")
     assert "faux-1 · stop" in transcript_bundle([to_pi_json(empty)], ["both"], full_text=True)["text/plain"]
 
 
 def test_an_invalid_message_of_a_known_role_looks_unknown_not_like_that_role():
     html = saved_html({"role": "user", "content": 5, "timestamp": 1})
-    assert html.startswith("<div class=o><b>[unknown message: 'user'] (not sent to the LLM)</b><pre>reason:")
+    assert html.startswith("<div><b>[unknown message: 'user'] (not sent to the LLM)</b><pre>reason:")
 
 
 def test_a_role_an_app_registered_shows_its_name_and_escaped_json():
     register_message_type(SavedNote, replace=True)  # no converter: UI only
     html = saved_html(SavedNote(city="<Oslo>"))
-    assert html.startswith("<div class=o><b>[message: testSavedNote] (not sent to the LLM)</b><pre>{&#10;")
+    assert html.startswith("<div><b>[message: testSavedNote] (not sent to the LLM)</b><pre>{&#10;")
     assert '"city": "&lt;Oslo&gt;"' in html and "<Oslo>" not in html
+
+
+class _Kernel:
+    """The part of ipykernel's kernel that :func:`carries_stylesheet` reads: the request being answered."""
+
+    def __init__(self) -> None:
+        self.parent: dict = {}
+
+    def get_parent(self, channel: str = "shell") -> dict:
+        return self.parent
+
+
+def test_the_stylesheet_goes_with_the_first_transcript_of_each_front_end_and_again_when_that_cell_reruns(monkeypatch):
+    import IPython
+
+    from pi_notebook.notebook import static_display
+
+    kernel = _Kernel()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: type("Shell", (), {"kernel": kernel})())
+    monkeypatch.setattr(static_display, "_style_carriers", {})
+
+    def run(client: str, cell: str | None) -> bool:
+        kernel.parent = {"header": {"session": client}, "metadata": {"cellId": cell} if cell else {}}
+        return static_display.carries_stylesheet()
+
+    # JupyterLab names its cells: the first cell carries it, and again when re-run (its new output replaces it)
+    assert [run("lab", c) for c in ("c1", "c2", "c3", "c1", "c2")] == [True, False, False, True, False]
+    assert run("console", "x1") and not run("console", "x2")  # another front end on the same kernel: its own
+    # nbclient names no cell and runs each once: the first output only
+    assert [run("nbclient", None) for _ in range(3)] == [True, False, False]
+    kernel.parent = {}  # no request known (a display from outside any cell): always
+    assert static_display.carries_stylesheet() and static_display.carries_stylesheet()

@@ -284,8 +284,8 @@ def html_problems(text: str, allowed: dict[str, set[str]] | None = None) -> list
 
 
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # where an HTML tokenizer starts a tag, comment or declaration
-_PLAIN_TAG = re.compile(r'</?([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<>]*"|=[a-z]+)?)*)\s*/?>')
-_PLAIN_ATTR = re.compile(r'([a-z][a-z-]*)(?:="[^"]*"|=[a-z]+)?')
+_PLAIN_TAG = re.compile(r'</?([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<>]*"|=[a-z][a-z-]*)?)*)\s*/?>')
+_PLAIN_ATTR = re.compile(r'([a-z][a-z-]*)(?:="[^"]*"|=[a-z][a-z-]*)?')
 _FALLBACK_TAG_NAMES = ["h4", "pre", "details", "summary", "b", "p", "i", "table", "thead", "tbody", "tr", "th", "td"]
 _FALLBACK_TAG_NAMES += ["i"]
 FALLBACK_TAGS = {
