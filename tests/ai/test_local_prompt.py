@@ -88,6 +88,40 @@ def test_after_the_tool_round_only_an_answer_is_allowed_and_the_question_is_repe
     }
 
 
+def _answer_turn(tools, question, path, output):
+    history = [
+        UserMessage(content=question),
+        _reply([ToolCall(id="c1", name="read", arguments={"path": path})], "toolUse"),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text=output)]),
+    ]
+    return chat_messages("Be brief.", history, tools)[-1]["content"]
+
+
+def test_the_answer_turn_repeats_the_one_line_the_question_is_about(tmp_path):
+    tools = [t.to_tool() for t in _demo(tmp_path)]
+    csv = "line,minutes\nred,12\nblue,25\ngreen,40\n"
+    turn = _answer_turn(tools, "How long is the blue line, according to data/trains.csv?", "data/trains.csv", csv)
+    assert turn.endswith("```\nThe line it asks about: blue,25 (columns: line,minutes)\nAnswer the question from this output.")
+    ini = "[server]\nhost = localhost\nport = 8088\n"
+    turn = _answer_turn(tools, "Which port does config/settings.ini set?", "config/settings.ini", ini)
+    assert "\nThe line it asks about: port = 8088\n" in turn
+    # no line stands out (none named, or two), or the output is short: nothing is added
+    for question in ("What is the first row of data/trains.csv?", "Compare the red and blue lines in data/trains.csv."):
+        assert "asks about" not in _answer_turn(tools, question, "data/trains.csv", csv)
+    assert "asks about" not in _answer_turn(tools, "Which port is set?", "a.ini", "port = 8088\n")
+
+
+def test_a_request_to_change_files_is_answered_when_no_tool_can_change_them(tmp_path):
+    tools = [t.to_tool() for t in _demo(tmp_path)]  # read and ls: they only read
+    for request in ("Delete demo/todo.txt.", "Please rename demo/todo.txt to demo/list.txt", "Move demo somewhere"):
+        assert tool_mode([UserMessage(content=request)], tools, 1) == ("answer", []), request
+    # a question about the same file still reads it first
+    assert tool_mode([UserMessage(content="What does demo/todo.txt say?")], tools, 1)[0] == "call"
+    # with a tool that can change files, the request goes to the tools as before
+    bash = create_bash_tool(str(tmp_path)).to_tool()
+    assert tool_mode([UserMessage(content="Delete demo/todo.txt.")], [*tools, bash], 1)[0] != "answer"
+
+
 def test_failed_replies_are_not_shown_to_the_model_and_turns_alternate():
     history = [
         UserMessage(content="one"),

@@ -10,7 +10,10 @@ HTML-escapes the prompt: every ``'`` reached the model as ``&#39;``):
   follow the tool's JSON schema, with paths relative to the working directory (no ``/Users/...``, no URLs);
 * after ``max_tool_rounds`` rounds of tool calls since the user's last message, the grammar allows only an
   answer, and the last tool result repeats the question: a small model then answers from what it has, shown only
-  the worked examples of tool calls, with the words of that output slightly favoured (:attr:`ReplyPlan.source`);
+  the worked examples of tool calls, with the words of that output slightly favoured (:attr:`ReplyPlan.source`)
+  and, when a word of the question names one line of the output, that line said once more (:func:`focus_line`);
+* a request to change files (:func:`asks_to_change`) while no tool on offer can is answered at once (the model
+  says it cannot), not read or listed;
 * worked examples for what the context holds: notebook cells, the prompt before the current one (which the coding
   agent's small-model stage sends as a note, "Earlier I said: …", without the answer the model would copy), and a
   hidden ``%bash!`` command (a note that it ran, never its output: the model says it cannot see it).
@@ -131,7 +134,45 @@ def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool =
     # read far better than one it has to look back for, and an instruction placed last is the one it follows.
     label = f"Error from {tool_name}" if error else f"Output of {tool_name}"
     turn = (f"Question: {question}\n" if question else "") + f"{label}:\n```\n{body.strip() or '(no output)'}\n```"
-    return turn + ("\nAnswer the question from this output." if question else "")
+    focus = "" if error or not question else focus_line(body, question)
+    return turn + focus + ("\nAnswer the question from this output." if question else "")
+
+
+# Words of a question that say nothing about which line it is about.
+_PLAIN_WORDS = frozenset(
+    "the and for from with what which who whom whose how many much are was were does did give gives set according "
+    "file files folder this that tell please line lines value values should could would can will there here into "
+    "about say says said".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_-]{2,}", text)}
+
+
+def focus_line(body: str, question: str) -> str:
+    """The line of a tool's output the question is about, said once more before the instruction: a word of the
+    question (not a path's, not a plain word) found on one line of the output only, past its first line, and no
+    other such line. A 135M model reading a table answers from its first row far more often than from the row
+    asked about; shown that row (with the first line, when it is a header of the same columns), it answers from
+    it. ``""`` when no single line stands out."""
+    lines = [line.strip() for line in body.strip().splitlines() if line.strip()]
+    if len(lines) < 3:
+        return ""
+    paths = re.findall(r"[\w.-]*[/.][\w./-]+", question)
+    words = _words(question) - _PLAIN_WORDS - {w for p in paths for w in _words(p)}
+    found: set[int] = set()
+    for word in words:
+        hits = [i for i, line in enumerate(lines) if re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])",
+                                                                line, re.IGNORECASE)]  # fmt: skip
+        if len(hits) == 1 and hits[0] > 0:
+            found.add(hits[0])
+    if len(found) != 1:
+        return ""
+    line = lines[found.pop()]
+    header = lines[0]
+    columns = "," in header and header.count(",") == line.count(",")
+    return f"\nThe line it asks about: {line}" + (f" (columns: {header})" if columns else "")
 
 
 def example_turns(
@@ -387,6 +428,24 @@ def named_calls(question: str, tools: list[Any]) -> list[Any]:
     return narrowed
 
 
+CHANGING_TOOLS = frozenset({"write", "edit", "bash"})
+"""Pi's tools that change files; the others a small model gets (``read``, ``ls``, ``find``, ``grep``, ``vars``) only
+read."""
+
+_CHANGE_VERBS = (
+    "delete", "remove", "rename", "move", "erase", "overwrite", "edit", "modify", "copy", "create", "empty",
+    "rm", "mv", "cp", "chmod",
+)  # fmt: skip
+
+
+def asks_to_change(question: str) -> bool:
+    """The request tells the agent to change files ("Delete every file in photos.", "Please rename a.txt to
+    b.txt"): it starts with a verb that changes files. A small model whose tools only read would otherwise read or
+    list what the request names, the call its grammar forces on a named path, and answer from that."""
+    first = re.match(r"\s*(?:please[,\s]+|now[,\s]+|can you\s+|could you\s+)?([A-Za-z]+)", question, re.IGNORECASE)
+    return first is not None and first.group(1).lower() in _CHANGE_VERBS
+
+
 def tool_mode(messages: list[Any], tools: list[Any], max_tool_rounds: int) -> tuple[str, list[Any]]:
     """The mode (see :attr:`LocalPrompt.mode`) and the tools the grammar allows calling in it."""
     if not tools:
@@ -395,6 +454,8 @@ def tool_mode(messages: list[Any], tools: list[Any], max_tool_rounds: int) -> tu
     if rounds >= max_tool_rounds:
         return "answer", []
     question = _last_question(messages)
+    if not rounds and asks_to_change(question) and not {t.name for t in tools} & CHANGING_TOOLS:
+        return "answer", []  # no tool on offer can do it: say so rather than read or list what it names
     named = [] if rounds else named_calls(question, tools)
     # "Check with ls": of the calls on what the request names, the tool it names too
     said = [t for t in named if re.search(rf"(?<![\w/.-]){re.escape(t.name)}(?![\w/-])", question, re.IGNORECASE)]
