@@ -101,7 +101,8 @@ def test_the_answer_turn_repeats_the_one_line_the_question_is_about(tmp_path):
     tools = [t.to_tool() for t in _demo(tmp_path)]
     csv = "line,minutes\nred,12\nblue,25\ngreen,40\n"
     turn = _answer_turn(tools, "How long is the blue line, according to data/trains.csv?", "data/trains.csv", csv)
-    assert turn.endswith("```\nThe line it asks about: blue,25 (columns: line,minutes)\nAnswer the question from this output.")
+    hint = "The line it asks about: blue,25 (columns: line,minutes)"
+    assert turn.endswith(f"```\n{hint}\nAnswer the question from this output.")
     ini = "[server]\nhost = localhost\nport = 8088\n"
     turn = _answer_turn(tools, "Which port does config/settings.ini set?", "config/settings.ini", ini)
     assert "\nThe line it asks about: port = 8088\n" in turn

@@ -139,11 +139,12 @@ def _tool_output_turn(tool_name: str, body: str, question: str, *, error: bool =
 
 
 # Words of a question that say nothing about which line it is about.
-_PLAIN_WORDS = frozenset(
-    "the and for from with what which who whom whose how many much are was were does did give gives set according "
-    "file files folder this that tell please line lines value values should could would can will there here into "
-    "about say says said".split()
-)
+_PLAIN_WORDS = frozenset({
+    "the", "and", "for", "from", "with", "what", "which", "who", "whom", "whose", "how", "many", "much", "are",
+    "was", "were", "does", "did", "give", "gives", "set", "according", "file", "files", "folder", "this", "that",
+    "tell", "please", "line", "lines", "value", "values", "should", "could", "would", "can", "will", "there",
+    "here", "into", "about", "say", "says", "said",
+})  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
