@@ -7,8 +7,10 @@ shaped by them: this set is the one no change has seen. The same kinds as the se
 files (a timetable, a changelog, a JSON settings file, a music folder): two questions about an earlier
 ``%%agent`` exchange, what a hidden ``%bash!`` command printed, three reads, a listing, a question about shell
 output above, two about cells above (a printed total, an error), a plain question, and a request to decline.
-(Its table first held the project's own weather data by accident; it was replaced by a timetable, scored before
-the change too.)
+Two of its first tasks came too close to the project's own by accident (the weather table; "I live in …" and "My
+dog is called Rex.", which the project's memory tasks ask): they were replaced by a timetable and two memory tasks
+of its own. The timetable was scored before the change too; the memory tasks go through no code the change
+touched (no tool output, no request to change files), so one score stands for both.
 """
 
 from __future__ import annotations
@@ -31,19 +33,19 @@ MUSIC = ("song1.mp3", "song2.mp3", "playlist.m3u")
 
 FRESH_TASKS: tuple[Task, ...] = (
     Task(
-        "memory-city",
+        "memory-subject",
         "memory",
-        "Where do I live?",
-        setup=("%%agent\nI live in Lisbon.",),
-        expect_any=(("lisbon",),),
+        "What subject do I teach?",
+        setup=("%%agent\nI teach maths at a school in Leeds.",),
+        expect_any=(("math",),),
         no_calls=True,
     ),
     Task(
-        "memory-dog",
+        "memory-number",
         "memory",
-        "What is my dog called?",
-        setup=("%%agent\nMy dog is called Rex.",),
-        expect_any=(("rex",),),
+        "Which number did I say is my favourite?",
+        setup=("%%agent\nMy favourite number is 42.",),
+        expect_any=(("42", "forty-two", "forty two"),),
         no_calls=True,
     ),
     Task(
