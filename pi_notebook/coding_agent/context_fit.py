@@ -21,6 +21,7 @@ from ..agent_core.convert import takes_signal
 from ..ai import Model, TextContent
 from .compaction import estimate_tokens
 from .messages import CustomMessage
+from .truncate import cut_middle
 
 MESSAGE_SHARE = 0.2
 """The most of the context window one message may take, by the chars/4 estimate (which undercounts numbers and
@@ -89,15 +90,6 @@ def _name(message: Any) -> str:
 def _clip(text: str, width: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def cut_middle(text: str, keep_chars: int, why: str) -> str:
-    """``text`` with its middle replaced by a marker, keeping ``keep_chars`` characters (2/3 head, 1/3 tail)."""
-    if len(text) <= keep_chars:
-        return text
-    head, tail = keep_chars * 2 // 3, keep_chars // 3
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n\n[… {cut:,} characters cut here: {why} …]\n\n{text[len(text) - tail :]}"
 
 
 def _fit_content(content: Any, keep_chars: int, why: str) -> Any:

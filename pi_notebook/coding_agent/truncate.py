@@ -187,3 +187,12 @@ def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str
         return line, False
     # A negative max_chars slices from the end, as JS slice(0, -n) does.
     return js_slice(line, max_chars) + "... [truncated]", True
+
+
+def cut_middle(text: str, keep_chars: int, why: str) -> str:
+    """``text`` with its middle replaced by a marker, keeping ``keep_chars`` characters (2/3 head, 1/3 tail)."""
+    if len(text) <= keep_chars:
+        return text
+    head, tail = keep_chars * 2 // 3, keep_chars // 3
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n\n[… {cut:,} characters cut here: {why} …]\n\n{text[len(text) - tail :]}"

@@ -17,9 +17,8 @@ import threading
 import traceback
 from typing import Any
 
-from ..coding_agent.context_fit import cut_middle
 from ..coding_agent.tools.shell_output import OutputCollector, sanitize_output
-from ..coding_agent.truncate import truncate_tail
+from ..coding_agent.truncate import cut_middle, truncate_tail
 from .cell_message import CellError, NotebookCellMessage
 
 __all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "CellCapture"]
