@@ -1,5 +1,5 @@
-"""``python -m pi_notebook.evals [--model SPEC] [--set project|newcomer|fresh] [--tasks a,b] [--max-turns N]``: score a
-model on the project's tasks (default) or a newcomer set, print a table."""
+"""``python -m pi_notebook.evals [--model SPEC] [--set NAME] [--tasks a,b] [--max-turns N]``: score a model on the
+project's tasks (default) or a newcomer set (newcomer, fresh, unseen), print a table."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from .fresh import FRESH_FILES, FRESH_TASKS
 from .newcomer import NEWCOMER_FILES, NEWCOMER_TASKS
 from .run import line, report, run_eval
 from .tasks import DEMO_FILES, TASKS
+from .unseen import UNSEEN_FILES, UNSEEN_TASKS
 
 SETS = {
     "project": (TASKS, DEMO_FILES),
     "newcomer": (NEWCOMER_TASKS, NEWCOMER_FILES),
     "fresh": (FRESH_TASKS, FRESH_FILES),
+    "unseen": (UNSEEN_TASKS, UNSEEN_FILES),
 }
 
 
