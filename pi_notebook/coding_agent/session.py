@@ -263,7 +263,7 @@ class SessionFile:
         with self._lock:  # not under an append that another thread is writing
             self._closed = True
             fh, self._fh = self._fh, None
-        if fh is not None:
+        if fh is not None and not fh.closed:  # (the collector may have finalized the file object first)
             unlock_writer(fh.fileno())  # Windows frees a closed file's lock only eventually; POSIX: at close
             fh.close()  # releases the lock
 
