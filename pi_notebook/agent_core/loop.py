@@ -44,6 +44,7 @@ from .loop_guard import (
     LoopGuard,
     LoopGuardSettings,
     RepeatedTail,
+    StreamingText,
     find_repeated_tail,
     repeats_from,
     stop_for_text,
@@ -127,10 +128,6 @@ async def _poll(fn: Callable[[], Any] | None) -> list[Any]:
     return list(await _maybe_await(fn()) or []) if fn is not None else []
 
 
-GUARD_STEP = 32
-"""Characters a streaming text grows by between two looks of the loop guard for a repeating tail."""
-
-
 class _Run:
     """One run of the loop: the context, the config, the signal and the event sink."""
 
@@ -140,7 +137,7 @@ class _Run:
         self.new_messages: list[Any] = []
         self.turns = 0
         self.guard = LoopGuard(config.loop_guard) if config.loop_guard is not None else None
-        self._guard_checked = (-1, 0)  # (block, its length) when the guard last looked at a streaming text
+        self._watch: StreamingText | None = None  # the guard's look at the reply streaming now
         self.stop: RunStop | None = None
 
     async def end(self) -> None:
@@ -229,7 +226,7 @@ class _Run:
                 return await self.failed_before_streaming(str(e) or type(e).__name__)
             started = False
             cut: tuple[int, RepeatedTail] | None = None
-            self._guard_checked = (-1, 0)
+            self._watch = None if self.guard is None else StreamingText(self.guard.settings)
             emit, messages = self._emit, self.context.messages
             async for event in response:
                 kind = event.type
@@ -278,18 +275,10 @@ class _Run:
         return controller, parent.add_listener(lambda: controller.abort(parent.reason))
 
     def _repeated_text(self, event: Any) -> tuple[int, RepeatedTail] | None:
-        """A repeating tail of the streaming text, looked for once every :data:`GUARD_STEP` new characters of a
-        block, not on every delta: a repetition is hundreds of characters long, so this stops it a few tokens
-        later at most, and the reply is cut to one occurrence either way."""
-        if self.guard is None or event.type not in ("text_delta", "thinking_delta"):
+        if self._watch is None or event.type not in ("text_delta", "thinking_delta"):
             return None
         index = event.content_index
-        text = _block_text(event.partial.content[index])
-        last_index, last_length = self._guard_checked
-        if index == last_index and len(text) - last_length < GUARD_STEP:
-            return None
-        self._guard_checked = (index, len(text))
-        tail = find_repeated_tail(text, self.guard.settings)
+        tail = self._watch.check(index, _block_text(event.partial.content[index]))
         return None if tail is None else (index, tail)
 
     def _cut_repeated_text(self, final: AssistantMessage, cut: tuple[int, RepeatedTail] | None) -> AssistantMessage:

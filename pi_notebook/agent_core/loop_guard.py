@@ -167,6 +167,28 @@ class RepeatedTail:
         return text[self.start : self.keep]
 
 
+GUARD_STEP = 32
+"""Characters a streaming text grows by between two looks of :class:`StreamingText` for a repeating tail."""
+
+
+class StreamingText:
+    """The guard's look at one reply as it streams: :func:`find_repeated_tail` once every :data:`GUARD_STEP` new
+    characters of a block, not on every delta (it would cost more than the rest of the loop's work on a delta). A
+    repetition is hundreds of characters long, so it is stopped a few tokens later at most, and the reply is cut
+    to one occurrence either way."""
+
+    def __init__(self, settings: LoopGuardSettings) -> None:
+        self.settings = settings
+        self._seen = (-1, 0)  # (block, its length) at the last look
+
+    def check(self, index: int, text: str) -> RepeatedTail | None:
+        last_index, last_length = self._seen
+        if index == last_index and len(text) - last_length < GUARD_STEP:
+            return None
+        self._seen = (index, len(text))
+        return find_repeated_tail(text, self.settings)
+
+
 def find_repeated_tail(text: str, settings: LoopGuardSettings | None = None) -> RepeatedTail | None:
     """The repeated tail of ``text``, if it is degenerate by ``settings`` (see the module docstring)."""
     s = settings or LoopGuardSettings()
