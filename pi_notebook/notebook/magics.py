@@ -26,6 +26,7 @@ from ..coding_agent.user_bash import BashProgress
 from .models_command import models_command, print_model_note
 from .run_status import RUNNING, status_after
 from .runner import Interrupted
+from .static_display import running_cell_id
 from .utf8 import say
 
 if TYPE_CHECKING:
@@ -371,7 +372,7 @@ class PiMagics(Magics):
         view = _RunView(self.shell, quiet=quiet, model=choices.get("model"))
         try:
             new, interrupted = session.run_prompt(
-                prompt, on_event=view.agent_event, anchor=_cell_id(self.shell), **choices
+                prompt, on_event=view.agent_event, anchor=running_cell_id(self.shell), **choices
             )
         except Interrupted as e:
             raise CellInterrupted(f"{e}; what the run had finished saying is kept in the session") from None
@@ -500,13 +501,3 @@ def _refuse_if_unrecordable(session: Any, what: str) -> None:
     problem = recording_problem(session.file)
     if problem is not None:
         raise UsageError(f"{what}: the session cannot record it ({problem}); %agent_session new starts a new one")
-
-
-def _cell_id(shell: Any) -> str | None:
-    """The id of the running cell, as Jupyter front ends send it in the execute request's metadata."""
-    header = getattr(getattr(shell, "kernel", None), "get_parent", lambda *a: None)("shell") or getattr(
-        shell, "parent_header", None
-    )
-    metadata = (header or {}).get("metadata") or {}
-    cell_id = metadata.get("cellId")
-    return cell_id if isinstance(cell_id, str) and cell_id else None

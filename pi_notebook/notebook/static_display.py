@@ -75,22 +75,33 @@ _style_carriers: dict[str, str | None] = {}
 stylesheet (``None``: a front end that names no cell, such as nbclient, which runs each cell once)."""
 
 
+def request_header(shell: Any) -> dict[str, Any]:
+    """The execute request the kernel is answering (its ``header``, ``metadata``, ...), as Jupyter front ends send
+    it; ``{}`` outside a Jupyter kernel."""
+    kernel = getattr(shell, "kernel", None)
+    parent = kernel.get_parent("shell") if kernel is not None and hasattr(kernel, "get_parent") else None
+    return parent or getattr(shell, "parent_header", None) or {}
+
+
+def running_cell_id(shell: Any) -> str | None:
+    """The id of the running cell, as Jupyter front ends send it in the execute request's metadata."""
+    cell_id = (request_header(shell).get("metadata") or {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) and cell_id else None
+
+
 def carries_stylesheet() -> bool:
     """Whether a transcript's saved form displayed now carries the ``text/html`` fallback's stylesheet
     (:data:`~pi_notebook.notebook.saved.STYLE`): the first one each front end connection gets from this kernel,
     and every later one from the same cell (a re-run replaces the output that carried it). Outside a Jupyter
     kernel (plain Python, a terminal IPython), and where no request is known: always."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency
-        return True
-    kernel = getattr(get_ipython(), "kernel", None)
-    parent = kernel.get_parent("shell") if kernel is not None and hasattr(kernel, "get_parent") else None
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    parent = request_header(shell)
     if not parent:
         return True
     client = str((parent.get("header") or {}).get("session", ""))
-    cell_id = (parent.get("metadata") or {}).get("cellId")
-    cell_id = cell_id if isinstance(cell_id, str) and cell_id else None
+    cell_id = running_cell_id(shell)
     if client not in _style_carriers:
         _style_carriers[client] = cell_id
         return True
